@@ -1,0 +1,41 @@
+//! `lazaret doctor`: checks the host prerequisites and says how to fix each failing one.
+
+use crate::doctor::{self, Status};
+use crate::domain::layout::Layout;
+use clap::Args;
+
+/// Check this host for everything `lazaret run` needs (podman, runsc and its flags, subordinate
+/// ids, the XDG runtime dir, /dev/net/tun, rootless storage, cgroups, images) and print the exact
+/// fix for each failing check. Exit status: 0 when nothing fails, 1 otherwise.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Print the checks as JSON (an array of {name, status, detail, fix}).
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn execute(layout: &Layout, args: DoctorArgs) -> anyhow::Result<i32> {
+    let checks = doctor::run_all(layout);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&checks)?);
+    } else {
+        for c in &checks {
+            let mark = match c.status {
+                Status::Ok => "ok  ",
+                Status::Warn => "warn",
+                Status::Fail => "FAIL",
+            };
+            println!("{mark} {:<18} {}", c.name, c.detail);
+            if let Some(fix) = &c.fix {
+                if c.status != Status::Ok {
+                    println!("     fix: {fix}");
+                }
+            }
+        }
+    }
+    Ok(if checks.iter().any(|c| c.status == Status::Fail) {
+        1
+    } else {
+        0
+    })
+}

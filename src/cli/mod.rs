@@ -1,0 +1,28 @@
+//! Command-line interface: one file per verb.
+
+pub mod doctor;
+pub mod run;
+
+use clap::{Parser, Subcommand};
+
+/// Isolated execution of AI coding agents: a rootless gVisor sandbox with your project at
+/// /workspace, network egress through a policy sidecar, nothing of your host beyond that.
+#[derive(Debug, Parser)]
+#[command(name = "lazaret", version, propagate_version = true)]
+#[command(
+    after_help = "Logs: $XDG_STATE_HOME/lazaret/lazaret.log (raise detail with -v, -vv).\n\
+First time on this machine? Run `lazaret doctor` to check the host."
+)]
+pub struct Cli {
+    /// More detail in the log (-v: debug, -vv: trace).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    Run(run::RunArgs),
+    Doctor(doctor::DoctorArgs),
+}

@@ -1,0 +1,35 @@
+//! `lazaret run`: a terminal straight into the Agent Sandbox of the current workspace.
+
+use crate::domain::layout::Layout;
+use crate::session::{self, RunOptions};
+use clap::Args;
+
+/// Run a command (default: the profile's shell, `bash -l`) in the Agent Sandbox of the
+/// workspace around the current directory. The workspace is the Git top level when inside a
+/// repository; it is mounted read-write at /workspace and the command starts in the matching
+/// subdirectory. The exit status is the command's.
+///
+/// Examples:
+///   lazaret run                      an interactive shell in the sandbox
+///   lazaret run -- make test         one command, then back to the host
+///   echo hi | lazaret run -- cat     stdin and stdout as pipes when not a terminal
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+pub struct RunArgs {
+    /// Agent Profile to run (default: the built-in "default" profile).
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+    /// The command and its arguments, after `--`.
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+pub fn execute(layout: &Layout, args: RunArgs) -> anyhow::Result<i32> {
+    session::run(
+        layout,
+        &RunOptions {
+            profile: args.profile,
+            command: args.command,
+        },
+    )
+}

@@ -1,0 +1,265 @@
+//! Host prerequisite checks behind `lazaret doctor`: each says what it found and the exact fix.
+
+use crate::domain::layout::Layout;
+use crate::profile::DEFAULT_BASE_IMAGE;
+use crate::runtime::runsc_wrapper::find_runsc;
+use crate::runtime::sidecar_image::{sibling_binary, NFT};
+use serde::Serialize;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+use std::process::Command;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    Warn,
+    Fail,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Check {
+    pub name: &'static str,
+    pub status: Status,
+    pub detail: String,
+    pub fix: Option<String>,
+}
+
+const SETUP: &str = "run scripts/setup install (as root or with sudo) from a Lazaret checkout";
+
+fn check(name: &'static str, ok: bool, detail: String, fix: impl Into<String>) -> Check {
+    Check {
+        name,
+        status: if ok { Status::Ok } else { Status::Fail },
+        detail,
+        fix: (!ok).then(|| fix.into()),
+    }
+}
+
+fn output(program: &str, args: &[&str]) -> Option<String> {
+    let out = Command::new(program).args(args).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+/// Runs every check; the order is the order a fix would be applied in.
+pub fn run_all(layout: &Layout) -> Vec<Check> {
+    let mut checks = vec![user_check()];
+    let podman = output("podman", &["version", "--format", "{{.Client.Version}}"]);
+    checks.push(check(
+        "podman",
+        podman.is_some(),
+        podman
+            .clone()
+            .map_or("podman not found".into(), |v| format!("podman {v}")),
+        format!("apt-get install podman, or {SETUP}"),
+    ));
+    checks.push(runsc_check());
+    checks.push(helper_check("lazaret-runsc"));
+    checks.push(helper_check("lazaret-sidecar"));
+    checks.push(check(
+        "runc",
+        Path::new("/usr/sbin/runc").is_file() || Path::new("/usr/bin/runc").is_file(),
+        "runc runs the trusted Network Sidecar".into(),
+        "apt-get install runc",
+    ));
+    checks.push(check(
+        "nftables",
+        Path::new(NFT).is_file(),
+        format!("{NFT} installs the sidecar's policy"),
+        "apt-get install nftables",
+    ));
+    checks.push(check(
+        "slirp4netns",
+        output("slirp4netns", &["--version"]).is_some(),
+        "gives the sidecar's namespace its reach".into(),
+        "apt-get install slirp4netns",
+    ));
+    checks.push(subid_check("/etc/subuid"));
+    checks.push(subid_check("/etc/subgid"));
+    checks.push(runtime_dir_check(layout));
+    checks.push(tun_check());
+    if podman.is_some() {
+        checks.push(storage_check());
+        checks.push(image_check());
+    }
+    checks.push(cgroup_check());
+    checks
+}
+
+fn user_check() -> Check {
+    let root = nix::unistd::geteuid().is_root();
+    check(
+        "user",
+        !root,
+        if root {
+            "running as root: Lazaret refuses root (SR-1)".into()
+        } else {
+            format!("uid {}", nix::unistd::geteuid())
+        },
+        "run lazaret as an unprivileged user (scripts/setup creates one when run as root)",
+    )
+}
+
+fn runsc_check() -> Check {
+    let Some(runsc) = find_runsc(std::env::var_os("LAZARET_RUNSC").as_deref()) else {
+        return check(
+            "runsc",
+            false,
+            "runsc not found".into(),
+            format!("install runsc ≥ 2024 (Debian trixie's): {SETUP}"),
+        );
+    };
+    let version = output(&runsc.display().to_string(), &["--version"]).unwrap_or_default();
+    let date = version
+        .split(|c: char| !c.is_ascii_digit())
+        .find(|w| w.len() == 8 && w.starts_with("20"))
+        .and_then(|w| w.parse::<u32>().ok());
+    let ok = date.is_some_and(|d| d >= 20240101);
+    check(
+        "runsc",
+        ok,
+        format!(
+            "{} ({})",
+            runsc.display(),
+            version.lines().next().unwrap_or("no version")
+        ),
+        format!(
+            "runsc older than 2024 breaks `stat` in the sandbox; install trixie's runsc: {SETUP}"
+        ),
+    )
+}
+
+fn helper_check(name: &'static str) -> Check {
+    match sibling_binary(name) {
+        Ok(p) => check(name, true, p.display().to_string(), ""),
+        Err(e) => check(name, false, e.to_string(), SETUP),
+    }
+}
+
+fn subid_check(file: &'static str) -> Check {
+    let user = nix::unistd::User::from_uid(nix::unistd::getuid())
+        .ok()
+        .flatten()
+        .map(|u| u.name)
+        .unwrap_or_default();
+    let uid = nix::unistd::getuid().to_string();
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    let ok = text.lines().any(|l| {
+        let first = l.split(':').next().unwrap_or_default();
+        !user.is_empty() && (first == user || first == uid)
+    });
+    check(
+        if file.ends_with("subuid") {
+            "subuid"
+        } else {
+            "subgid"
+        },
+        ok,
+        format!("{file} entry for {user}"),
+        format!("usermod --add-subuids 200000-265535 --add-subgids 200000-265535 {user}"),
+    )
+}
+
+fn runtime_dir_check(layout: &Layout) -> Check {
+    let uid = nix::unistd::getuid().as_raw();
+    let fix = format!(
+        "install -d -m 0700 -o {uid} /run/user/{uid} (as root) and export XDG_RUNTIME_DIR=/run/user/{uid}"
+    );
+    let Ok(dir) = layout.xdg_runtime_dir() else {
+        return check(
+            "xdg-runtime-dir",
+            false,
+            "XDG_RUNTIME_DIR is not set".into(),
+            fix,
+        );
+    };
+    match std::fs::metadata(dir) {
+        Ok(m) => {
+            let private = m.uid() == uid && m.permissions().mode() & 0o077 == 0;
+            check(
+                "xdg-runtime-dir",
+                private,
+                format!(
+                    "{} (uid {}, mode {:o})",
+                    dir.display(),
+                    m.uid(),
+                    m.permissions().mode() & 0o7777
+                ),
+                fix,
+            )
+        }
+        Err(e) => check(
+            "xdg-runtime-dir",
+            false,
+            format!("{}: {e}", dir.display()),
+            fix,
+        ),
+    }
+}
+
+fn tun_check() -> Check {
+    let ok = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/net/tun")
+        .is_ok();
+    check(
+        "/dev/net/tun",
+        ok,
+        if ok {
+            "openable".into()
+        } else {
+            "cannot be opened read-write".into()
+        },
+        "chmod 0666 /dev/net/tun (as root; slirp4netns needs it rootless)",
+    )
+}
+
+fn storage_check() -> Check {
+    let driver = output(
+        "podman",
+        &["info", "--format", "{{.Store.GraphDriverName}}"],
+    )
+    .unwrap_or_default();
+    let mut c = check(
+        "rootless-storage",
+        driver == "overlay",
+        format!("driver {driver:?}"),
+        "put [storage] driver = \"overlay\" in ~/.config/containers/storage.conf (then podman system reset)",
+    );
+    if driver == "vfs" {
+        c.status = Status::Warn;
+        c.detail
+            .push_str(": works, but every container start copies the image");
+    }
+    c
+}
+
+fn image_check() -> Check {
+    let ok = Command::new("podman")
+        .args(["image", "exists", DEFAULT_BASE_IMAGE])
+        .status()
+        .is_ok_and(|s| s.success());
+    check(
+        "base-image",
+        ok,
+        DEFAULT_BASE_IMAGE.into(),
+        format!("build it: {SETUP}"),
+    )
+}
+
+fn cgroup_check() -> Check {
+    let v2 = Path::new("/sys/fs/cgroup/cgroup.controllers").exists();
+    Check {
+        name: "cgroups",
+        status: Status::Ok,
+        detail: if v2 {
+            "cgroup v2 (runsc runs with --ignore-cgroups: no resource limits yet)".into()
+        } else {
+            "cgroup v1/hybrid: no rootless resource limits; runsc runs with --ignore-cgroups".into()
+        },
+        fix: None,
+    }
+}

@@ -1,0 +1,12 @@
+//! Lazaret: isolated execution of AI coding agents in a rootless gVisor sandbox.
+//!
+//! The library holds the engine; `main.rs` is the only place that exits the process.
+
+pub mod cli;
+pub mod doctor;
+pub mod domain;
+pub mod logging;
+pub mod profile;
+pub mod runtime;
+pub mod session;
+pub mod terminal;

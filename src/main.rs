@@ -1,0 +1,35 @@
+//! The `lazaret` binary: the only place that exits the process. Exit status: the command's own
+//! status for `run`; 125 when Lazaret itself fails (the message names the failing step).
+
+use clap::Parser;
+use lazaret::cli::{self, Cli, Command};
+use lazaret::domain::layout::Layout;
+use std::process::ExitCode;
+
+/// Status when Lazaret itself fails (as podman and docker do), distinct from a command's.
+const LAZARET_FAILED: u8 = 125;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // Refuse root before touching anything, not even a log file (SR-1).
+    let refused = match cli.command {
+        Command::Run(_) => lazaret::session::refuse_root(),
+        Command::Doctor(_) => Ok(()),
+    };
+    let result = refused.and_then(|_| Layout::from_env()).and_then(|layout| {
+        lazaret::logging::init(&layout, cli.verbose);
+        match cli.command {
+            Command::Run(args) => cli::run::execute(&layout, args),
+            Command::Doctor(args) => cli::doctor::execute(&layout, args),
+        }
+    });
+    match result {
+        Ok(code) => ExitCode::from(u8::try_from(code.clamp(0, 255)).unwrap_or(1)),
+        Err(e) => {
+            lazaret::terminal::raw_mode::restore();
+            tracing::error!("{e:#}");
+            eprintln!("lazaret: error: {e:#}");
+            ExitCode::from(LAZARET_FAILED)
+        }
+    }
+}

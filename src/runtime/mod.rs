@@ -1,0 +1,15 @@
+//! The container runtime edge: rootless Podman driving runsc (Agent Sandbox) and runc (Network
+//! Sidecar). Pure decisions (argument vectors, policy text) are kept apart from the calls.
+
+pub mod gvisor;
+pub mod network_policy;
+pub mod podman;
+pub mod runsc_wrapper;
+pub mod sandbox;
+pub mod sidecar;
+pub mod sidecar_image;
+
+/// Label carried by every container Lazaret creates: value is the Domain ID.
+pub const DOMAIN_LABEL: &str = "lazaret.domain";
+/// Label naming the component role (`sandbox`, `sidecar`).
+pub const ROLE_LABEL: &str = "lazaret.role";

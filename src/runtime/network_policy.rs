@@ -1,0 +1,126 @@
+//! The Network Sidecar's egress policy (spec §3.5, SR-5, SR-6), rendered as nftables text.
+//!
+//! Default policy: IPv4 allowed except RFC 1918 (plus link-local and CGNAT, which reach
+//! metadata services and carrier-internal hosts); the resolver the sidecar's namespace uses is
+//! allowed on port 53; IPv6 is disabled in the namespace and also rejected here, so no address
+//! family is left without policy. Allows are more specific than the denies they pierce.
+
+use std::fmt::Write;
+use std::net::Ipv4Addr;
+
+/// An IPv4 prefix `addr/len`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ipv4Prefix {
+    pub addr: Ipv4Addr,
+    pub len: u8,
+}
+
+impl Ipv4Prefix {
+    pub const fn new(a: u8, b: u8, c: u8, d: u8, len: u8) -> Ipv4Prefix {
+        Ipv4Prefix {
+            addr: Ipv4Addr::new(a, b, c, d),
+            len,
+        }
+    }
+}
+
+impl std::fmt::Display for Ipv4Prefix {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.addr, self.len)
+    }
+}
+
+/// slirp4netns' DNS forwarder inside the sidecar's namespace.
+pub const SLIRP_RESOLVER: Ipv4Addr = Ipv4Addr::new(10, 0, 2, 3);
+
+/// Destinations denied by default.
+pub const DEFAULT_DENY: [Ipv4Prefix; 5] = [
+    Ipv4Prefix::new(10, 0, 0, 0, 8),
+    Ipv4Prefix::new(172, 16, 0, 0, 12),
+    Ipv4Prefix::new(192, 168, 0, 0, 16),
+    Ipv4Prefix::new(169, 254, 0, 0, 16),
+    Ipv4Prefix::new(100, 64, 0, 0, 10),
+];
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NetworkPolicy {
+    pub resolvers: Vec<Ipv4Addr>,
+    pub allow: Vec<Ipv4Prefix>,
+    pub deny: Vec<Ipv4Prefix>,
+}
+
+impl Default for NetworkPolicy {
+    fn default() -> Self {
+        NetworkPolicy {
+            resolvers: vec![SLIRP_RESOLVER],
+            allow: Vec::new(),
+            deny: DEFAULT_DENY.to_vec(),
+        }
+    }
+}
+
+/// Name of the nftables table the sidecar installs.
+pub const TABLE: &str = "lazaret";
+
+impl NetworkPolicy {
+    /// The nftables script the sidecar loads with `nft -f` before reporting ready.
+    pub fn render_nft(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "table inet {TABLE} {{");
+        let _ = writeln!(s, "  chain output {{");
+        let _ = writeln!(
+            s,
+            "    type filter hook output priority filter; policy accept;"
+        );
+        let _ = writeln!(s, "    oif \"lo\" accept");
+        let _ = writeln!(
+            s,
+            "    meta nfproto ipv6 reject with icmpx type admin-prohibited"
+        );
+        for r in &self.resolvers {
+            let _ = writeln!(s, "    ip daddr {r} udp dport 53 accept");
+            let _ = writeln!(s, "    ip daddr {r} tcp dport 53 accept");
+        }
+        for a in &self.allow {
+            let _ = writeln!(s, "    ip daddr {a} accept");
+        }
+        if !self.deny.is_empty() {
+            let set: Vec<String> = self.deny.iter().map(ToString::to_string).collect();
+            let set = set.join(", ");
+            let _ = writeln!(
+                s,
+                "    ip daddr {{ {set} }} meta l4proto tcp reject with tcp reset"
+            );
+            let _ = writeln!(
+                s,
+                "    ip daddr {{ {set} }} reject with icmpx type admin-prohibited"
+            );
+        }
+        let _ = writeln!(s, "  }}");
+        let _ = writeln!(s, "}}");
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_policy_denies_private_and_ipv6_allows_resolver() {
+        let nft = NetworkPolicy::default().render_nft();
+        for want in [
+            "hook output",
+            "meta nfproto ipv6 reject",
+            "ip daddr 10.0.2.3 udp dport 53 accept",
+            "10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16",
+            "reject with tcp reset",
+        ] {
+            assert!(nft.contains(want), "missing {want:?} in\n{nft}");
+        }
+        // The resolver allow must come before the 10/8 reject that would otherwise catch it.
+        let allow = nft.find("10.0.2.3").unwrap_or(usize::MAX);
+        let deny = nft.find("10.0.0.0/8").unwrap_or(0);
+        assert!(allow < deny);
+    }
+}

@@ -1,0 +1,90 @@
+//! The Agent Sandbox: a rootless runsc container joined to the Network Sidecar's namespace, with
+//! the Agent Workspace at `/workspace`. Commands reach it with `podman exec`.
+
+use super::podman::Podman;
+use super::{DOMAIN_LABEL, ROLE_LABEL};
+use crate::domain::workspace::SANDBOX_WORKSPACE;
+use crate::domain::Domain;
+use crate::profile::AgentProfile;
+use std::path::Path;
+
+/// `podman create` arguments of the sandbox (pure, for tests and review). The sandbox's PID 1
+/// only keeps it alive; every Client Session's command is a `podman exec`.
+pub fn create_args(domain: &Domain, profile: &AgentProfile, runtime: &Path) -> Vec<String> {
+    vec![
+        "create".into(),
+        "--name".into(),
+        domain.container_name("sandbox"),
+        "--label".into(),
+        format!("{DOMAIN_LABEL}={}", domain.id),
+        "--label".into(),
+        format!("{ROLE_LABEL}=sandbox"),
+        "--pull=never".into(),
+        "--runtime".into(),
+        runtime.display().to_string(),
+        // The only shared namespace: the sidecar's network namespace (SR-12).
+        "--network".into(),
+        format!("container:{}", domain.container_name("sidecar")),
+        "--cap-drop=NET_ADMIN,NET_RAW,SYS_ADMIN,SYS_PTRACE,SYS_MODULE".into(),
+        "--security-opt=no-new-privileges".into(),
+        "--env".into(),
+        "HOME=/root".into(),
+        "--volume".into(),
+        format!("{}:{SANDBOX_WORKSPACE}:rw", domain.workspace.root.display()),
+        "--workdir".into(),
+        SANDBOX_WORKSPACE.into(),
+        profile.image.clone(),
+        "sleep".into(),
+        "infinity".into(),
+    ]
+}
+
+/// Creates the sandbox (it cannot start before the sidecar is up: SR-5).
+pub fn create(
+    podman: &Podman,
+    domain: &Domain,
+    profile: &AgentProfile,
+    runtime: &Path,
+) -> anyhow::Result<()> {
+    podman.run(
+        "creating Agent Sandbox",
+        create_args(domain, profile, runtime),
+    )?;
+    Ok(())
+}
+
+pub fn start(podman: &Podman, domain: &Domain) -> anyhow::Result<()> {
+    podman.run(
+        "starting Agent Sandbox",
+        ["start", &domain.container_name("sandbox")],
+    )?;
+    Ok(())
+}
+
+/// Options of one command run in the sandbox.
+#[derive(Clone, Debug)]
+pub struct ExecRequest {
+    pub command: Vec<String>,
+    pub workdir: String,
+    pub tty: bool,
+    pub term: Option<String>,
+}
+
+/// `podman exec` arguments. The command runs behind a POSIX-sh prelude that checks the kernel
+/// it sees is gVisor's and refuses otherwise (fail closed; see [`super::gvisor`]).
+pub fn exec_args(domain: &Domain, req: &ExecRequest) -> Vec<String> {
+    let mut a: Vec<String> = vec!["exec".into(), "-i".into()];
+    if req.tty {
+        a.push("-t".into());
+    }
+    if let Some(term) = &req.term {
+        a.push("--env".into());
+        a.push(format!("TERM={term}"));
+    }
+    a.push("--workdir".into());
+    a.push(req.workdir.clone());
+    a.push(domain.container_name("sandbox"));
+    a.extend(super::gvisor::exec_prelude());
+    a.extend(req.command.iter().cloned());
+    a
+}

@@ -1,0 +1,141 @@
+//! Runs a host command (here: `podman exec` into the sandbox) attached to the developer's
+//! terminal: through a PTY with raw mode and resize forwarding, or through plain pipes.
+
+use super::raw_mode::RawModeGuard;
+use super::signals::SignalForwarder;
+use anyhow::Context;
+use portable_pty::{native_pty_system, CommandBuilder, PtySize};
+use std::io::{Read, Write};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+/// Exit status as a shell reports it: the code, or 128 + signal.
+fn status_code(status: std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(1)
+}
+
+fn host_size() -> PtySize {
+    let (cols, rows) = crossterm::terminal::size().unwrap_or((80, 24));
+    PtySize {
+        rows,
+        cols,
+        pixel_width: 0,
+        pixel_height: 0,
+    }
+}
+
+/// Runs `program args` under a new PTY wired to the host terminal; returns its exit status.
+pub fn run_in_pty(program: &str, args: &[String]) -> anyhow::Result<i32> {
+    let pty = native_pty_system();
+    let pair = pty
+        .openpty(host_size())
+        .map_err(|e| anyhow::anyhow!("opening a PTY: {e}"))?;
+    let mut cmd = CommandBuilder::new(program);
+    cmd.args(args);
+    if let Ok(dir) = std::env::current_dir() {
+        cmd.cwd(dir);
+    }
+    let mut child = pair
+        .slave
+        .spawn_command(cmd)
+        .map_err(|e| anyhow::anyhow!("running {program} under a PTY: {e}"))?;
+    drop(pair.slave);
+    let mut reader = pair
+        .master
+        .try_clone_reader()
+        .map_err(|e| anyhow::anyhow!("reading the PTY: {e}"))?;
+    let mut writer = pair
+        .master
+        .take_writer()
+        .map_err(|e| anyhow::anyhow!("writing the PTY: {e}"))?;
+    let master = Arc::new(Mutex::new(pair.master));
+
+    let _raw = RawModeGuard::enable()?;
+    let killer = Mutex::new(child.clone_killer());
+    let resize_master = master.clone();
+    let signals = SignalForwarder::start(
+        move |_| {
+            if let Ok(mut k) = killer.lock() {
+                let _ = k.kill();
+            }
+        },
+        move || {
+            if let Ok(m) = resize_master.lock() {
+                let _ = m.resize(host_size());
+            }
+        },
+    )?;
+    // Size may have changed between openpty and installing the SIGWINCH handler.
+    if let Ok(m) = master.lock() {
+        let _ = m.resize(host_size());
+    }
+
+    let output = std::thread::spawn(move || {
+        let mut stdout = std::io::stdout();
+        let mut buf = [0u8; 16 * 1024];
+        loop {
+            match reader.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if stdout
+                        .write_all(&buf[..n])
+                        .and_then(|_| stdout.flush())
+                        .is_err()
+                    {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    // Stdin is read until the process ends; this thread is not joined (a read may block).
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin();
+        let mut buf = [0u8; 4096];
+        loop {
+            match stdin.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if writer
+                        .write_all(&buf[..n])
+                        .and_then(|_| writer.flush())
+                        .is_err()
+                    {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+
+    let status = child.wait().context("waiting for the command")?;
+    // The slave side closed with the child: the reader sees EOF once the output is drained.
+    let _ = output.join();
+    drop(signals);
+    let code = i32::try_from(status.exit_code()).unwrap_or(1);
+    Ok(code)
+}
+
+/// Runs `program args` with the inherited stdin/stdout/stderr; returns its exit status.
+pub fn run_with_pipes(program: &str, args: &[String]) -> anyhow::Result<i32> {
+    let mut child = Command::new(program)
+        .args(args)
+        .spawn()
+        .with_context(|| format!("running {program}"))?;
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let signals = SignalForwarder::start(
+        move |sig| {
+            if let Ok(sig) = nix::sys::signal::Signal::try_from(sig) {
+                let _ = nix::sys::signal::kill(pid, sig);
+            }
+        },
+        || {},
+    )?;
+    let status = child.wait().context("waiting for the command")?;
+    drop(signals);
+    Ok(status_code(status))
+}
