@@ -59,7 +59,8 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> anyhow::Result<i32> {
     let wrapper = sibling_binary("lazaret-runsc")?;
     let image = SidecarImage::locate()?;
     let mut resources = DomainResources::new(&podman, &domain);
-    resources.bring_up(&profile, &image, &wrapper)?;
+    let images = layout.storage_root().join("images");
+    resources.bring_up(&profile, &image, &images, &wrapper)?;
     tracing::info!(ms = t0.elapsed().as_millis() as u64, "Domain ready");
 
     let command = if opts.command.is_empty() {
@@ -108,6 +109,7 @@ impl<'a> DomainResources<'a> {
         &mut self,
         profile: &AgentProfile,
         image: &SidecarImage,
+        images: &std::path::Path,
         wrapper: &std::path::Path,
     ) -> anyhow::Result<()> {
         // A marker left by an owner that died: its containers may still exist (FR-7).
@@ -115,17 +117,22 @@ impl<'a> DomainResources<'a> {
             tracing::warn!("recovering leftovers of an interrupted run");
             self.remove_containers()?;
         }
-        image.ensure(self.podman)?;
+        image.ensure(self.podman, images)?;
         std::fs::write(&self.marker, b"sandbox sidecar\n")
             .context("writing the Domain's resource marker")?;
         self.up = true;
         let policy = NetworkPolicy::default();
         if let Err(e) = sidecar::create(self.podman, self.domain, &image.tag, &policy) {
-            if !format!("{e:#}").contains("already in use") {
+            let msg = format!("{e:#}");
+            if msg.contains("already in use") {
+                tracing::warn!("removing leftover containers of this Domain");
+                self.remove_containers()?;
+            } else if msg.contains("image not known") || msg.contains("no such image") {
+                image.forget(images);
+                image.ensure(self.podman, images)?;
+            } else {
                 return Err(e);
             }
-            tracing::warn!("removing leftover containers of this Domain");
-            self.remove_containers()?;
             sidecar::create(self.podman, self.domain, &image.tag, &policy)?;
         }
         let starting = sidecar::start(self.podman, self.domain)?;
@@ -140,6 +147,8 @@ impl<'a> DomainResources<'a> {
         Ok(())
     }
 
+    /// Removes the sandbox, then the sidecar: the order recovery requires (FR-7), and podman
+    /// refuses to remove a sidecar another container still depends on.
     fn remove_containers(&self) -> anyhow::Result<()> {
         for role in ["sandbox", "sidecar"] {
             let name = self.domain.container_name(role);

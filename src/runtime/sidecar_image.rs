@@ -54,20 +54,37 @@ impl SidecarImage {
         })
     }
 
-    /// Builds and imports the image unless rootless storage already has it.
-    pub fn ensure(&self, podman: &Podman) -> anyhow::Result<()> {
+    /// Builds and imports the image unless rootless storage already has it. A marker in
+    /// `marker_dir` remembers a known-good image so that the common path asks podman nothing.
+    pub fn ensure(&self, podman: &Podman, marker_dir: &Path) -> anyhow::Result<()> {
+        let marker = self.marker(marker_dir);
+        if marker.exists() {
+            return Ok(());
+        }
         let exists = podman.output(
             "checking the Network Sidecar image",
             ["image", "exists", &self.tag],
         )?;
-        if exists.status.success() {
-            return Ok(());
+        if !exists.status.success() {
+            tracing::info!(image = %self.tag, "building the Network Sidecar image");
+            let tree = build_dir()?;
+            let result = self.build(podman, &tree);
+            let _ = std::fs::remove_dir_all(&tree);
+            result?;
         }
-        tracing::info!(image = %self.tag, "building the Network Sidecar image");
-        let tree = build_dir()?;
-        let result = self.build(podman, &tree);
-        let _ = std::fs::remove_dir_all(&tree);
-        result
+        std::fs::create_dir_all(marker_dir)
+            .and_then(|_| std::fs::write(&marker, self.tag.as_bytes()))
+            .with_context(|| format!("writing {}", marker.display()))?;
+        Ok(())
+    }
+
+    /// Forgets the marker (the image was removed behind Lazaret's back).
+    pub fn forget(&self, marker_dir: &Path) {
+        let _ = std::fs::remove_file(self.marker(marker_dir));
+    }
+
+    fn marker(&self, marker_dir: &Path) -> PathBuf {
+        marker_dir.join(self.tag.replace(['/', ':'], "_"))
     }
 
     fn build(&self, podman: &Podman, tree: &Path) -> anyhow::Result<()> {

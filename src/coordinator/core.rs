@@ -1,0 +1,1 @@
+//! Sans-IO coordinator core: follows protocol/tla/Lazaret.tla (in progress).

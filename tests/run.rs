@@ -1,0 +1,167 @@
+//! `lazaret run` on the real stack: rootless podman, runsc, the Network Sidecar, real git.
+//! Issue #2's "must show" list; spec SR-1, FR-1, FR-6, DX-1.
+
+mod support;
+
+use std::os::unix::fs::MetadataExt;
+use support::{is_root, lazaret_bin, Dev};
+
+#[test]
+fn writes_reach_the_host_as_the_developer_and_the_kernel_is_gvisor() {
+    let dev = Dev::get();
+    let ws = dev.workspace("write");
+    let r = ws.run(&["sh", "-c", "echo hi > /workspace/from-sandbox; dmesg"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    // gVisor's kernel banner: proof that the command ran in the Sentry, not on the host kernel.
+    assert!(
+        r.stdout.contains("Starting gVisor"),
+        "no gVisor banner in {r:?}"
+    );
+    let file = ws.path.join("from-sandbox");
+    let meta = std::fs::metadata(&file).expect("from-sandbox exists on the host");
+    assert_eq!(meta.uid(), dev.uid, "owned by the developer");
+    assert_eq!(std::fs::read_to_string(&file).ok().as_deref(), Some("hi\n"));
+    ws.assert_nothing_left();
+}
+
+#[test]
+fn exit_status_is_the_commands() {
+    let dev = Dev::get();
+    let ws = dev.workspace("exit");
+    let r = ws.run(&["sh", "-c", "exit 7"]);
+    assert_eq!(r.code, Some(7), "{r:?}");
+    ws.assert_nothing_left();
+}
+
+#[test]
+fn stdin_and_stdout_are_pipes_when_not_a_terminal() {
+    let dev = Dev::get();
+    let ws = dev.workspace("pipe");
+    let r = ws.run_in("", &["cat"], Some("abc\n"));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert_eq!(r.stdout, "abc\n");
+    ws.assert_nothing_left();
+}
+
+#[test]
+fn working_directory_maps_to_the_same_relative_path_and_git_works() {
+    let dev = Dev::get();
+    let ws = dev.workspace("subdir");
+    let made = dev.sh(&format!("mkdir -p '{}/src/deep'", ws.path.display()));
+    assert!(made.status.success());
+    let r = ws.run_in(
+        "src/deep",
+        &[
+            "sh",
+            "-c",
+            "pwd; git rev-parse --show-toplevel; ls -ld /workspace | cut -c1",
+        ],
+        None,
+    );
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(lines, ["/workspace/src/deep", "/workspace", "d"], "{r:?}");
+    ws.assert_nothing_left();
+}
+
+#[test]
+fn sandbox_has_no_network_administration_and_no_ipv6() {
+    let dev = Dev::get();
+    let ws = dev.workspace("netadmin");
+    // CAP_NET_ADMIN is bit 12, CAP_NET_RAW bit 13 of the effective set.
+    let r = ws.run(&[
+        "sh",
+        "-c",
+        "caps=$(grep CapEff /proc/self/status | cut -f2); \
+         echo net_admin=$(( (0x$caps >> 12) & 1 )) net_raw=$(( (0x$caps >> 13) & 1 )); \
+         ip route add 192.0.2.0/24 dev lo 2>/dev/null && echo route-added || echo route-refused; \
+         ip -6 addr show | grep -c inet6 || true",
+    ]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(
+        lines,
+        ["net_admin=0 net_raw=0", "route-refused", "0"],
+        "{r:?}"
+    );
+    ws.assert_nothing_left();
+}
+
+#[test]
+fn refuses_root_and_starts_nothing() {
+    let dev = Dev::get();
+    let ws = dev.workspace("root");
+    let home = tempfile::tempdir().expect("temp home");
+    // As root for real when the tests run as root; otherwise root of a user namespace.
+    let mut c = if is_root() {
+        std::process::Command::new(lazaret_bin())
+    } else {
+        let mut c = std::process::Command::new("unshare");
+        c.arg("-r").arg(lazaret_bin());
+        c
+    };
+    let out = c
+        .args(["run", "--", "true"])
+        .current_dir(&ws.path)
+        .env("HOME", home.path())
+        .env("XDG_RUNTIME_DIR", home.path())
+        .output()
+        .expect("running lazaret as root");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(125), "{stderr}");
+    assert!(stderr.contains("refusing to run as root"), "{stderr}");
+    assert!(
+        stderr.contains("scripts/setup"),
+        "the message says what to do: {stderr}"
+    );
+    let written: Vec<_> = std::fs::read_dir(home.path()).expect("read home").collect();
+    assert!(
+        written.is_empty(),
+        "nothing written, not even a log: {written:?}"
+    );
+    ws.assert_nothing_left();
+}
+
+#[test]
+fn doctor_reports_every_check_in_json() {
+    let dev = Dev::get();
+    let out = dev
+        .lazaret()
+        .args(["doctor", "--json"])
+        .output()
+        .expect("doctor");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let checks: serde_json::Value = serde_json::from_str(&text).expect("doctor --json is JSON");
+    let checks = checks.as_array().expect("an array");
+    let names: Vec<&str> = checks.iter().filter_map(|c| c["name"].as_str()).collect();
+    for want in [
+        "podman",
+        "runsc",
+        "subuid",
+        "xdg-runtime-dir",
+        "/dev/net/tun",
+        "base-image",
+    ] {
+        assert!(names.contains(&want), "{want} checked: {names:?}");
+    }
+    let failing: Vec<_> = checks.iter().filter(|c| c["status"] == "fail").collect();
+    assert!(failing.is_empty(), "this host is set up: {failing:?}");
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn doctor_prints_the_fix_for_a_failing_check() {
+    let dev = Dev::get();
+    // Without XDG_RUNTIME_DIR the runtime-dir check fails and says how to fix it.
+    let out = dev
+        .command("env")
+        .args(["-u", "XDG_RUNTIME_DIR"])
+        .arg(lazaret_bin())
+        .arg("doctor")
+        .output()
+        .expect("doctor");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("FAIL xdg-runtime-dir"), "{text}");
+    assert!(text.contains("fix: install -d -m 0700"), "{text}");
+}

@@ -1,0 +1,297 @@
+//! Test support for integration tests on the real stack (rootless podman + runsc).
+//!
+//! Lazaret refuses root, so when the tests run as root (CI) every Lazaret command runs as the
+//! unprivileged developer user `$LAZARET_TEST_USER` (default `lazaret`, created by
+//! `scripts/setup`) through `runuser`; run as a normal user, the tests run Lazaret as that user.
+//! A missing prerequisite fails the test with the setup command to run; nothing is skipped.
+#![allow(dead_code)]
+
+use lazaret_protocol::DomainId;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The unprivileged user Lazaret runs as in tests.
+#[derive(Clone, Debug)]
+pub struct Dev {
+    /// `Some` when the tests run as root and must switch to this user.
+    switch_to: Option<String>,
+    pub uid: u32,
+    pub home: PathBuf,
+    pub runtime_dir: PathBuf,
+}
+
+fn passwd_entry(user: &str) -> Option<(u32, PathBuf)> {
+    let out = Command::new("getent")
+        .args(["passwd", user])
+        .output()
+        .ok()?;
+    let line = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let fields: Vec<&str> = line.split(':').collect();
+    if fields.len() < 7 {
+        return None;
+    }
+    Some((fields[2].parse().ok()?, PathBuf::from(fields[5])))
+}
+
+/// The `lazaret` binary under test: `$LAZARET_BIN`, else the one cargo built.
+pub fn lazaret_bin() -> PathBuf {
+    std::env::var_os("LAZARET_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_lazaret")))
+}
+
+pub fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+impl Dev {
+    pub fn get() -> Dev {
+        if is_root() {
+            let user = std::env::var("LAZARET_TEST_USER").unwrap_or_else(|_| "lazaret".into());
+            let Some((uid, home)) = passwd_entry(&user) else {
+                panic!(
+                    "test user {user:?} does not exist: run `scripts/setup install` as root first"
+                );
+            };
+            Dev {
+                switch_to: Some(user),
+                uid,
+                home,
+                runtime_dir: PathBuf::from(format!("/run/user/{uid}")),
+            }
+        } else {
+            let uid = nix::unistd::getuid().as_raw();
+            let home = PathBuf::from(std::env::var_os("HOME").expect("HOME is set"));
+            let runtime_dir = std::env::var_os("XDG_RUNTIME_DIR")
+                .map(PathBuf::from)
+                .expect("XDG_RUNTIME_DIR must be set (see `lazaret doctor`)");
+            Dev {
+                switch_to: None,
+                uid,
+                home,
+                runtime_dir,
+            }
+        }
+    }
+
+    /// A command that runs `program` as the developer user, in a clean login-like environment.
+    pub fn command(&self, program: impl AsRef<Path>) -> Command {
+        match &self.switch_to {
+            Some(user) => {
+                let mut c = Command::new("runuser");
+                let path = format!(
+                    "{}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
+                    lazaret_bin()
+                        .parent()
+                        .map(|p| p.display().to_string())
+                        .unwrap_or_default()
+                );
+                c.args(["-u", user, "--", "env", "-i"])
+                    .arg(format!("HOME={}", self.home.display()))
+                    .arg(format!("USER={user}"))
+                    .arg(format!("LOGNAME={user}"))
+                    .arg(format!("PATH={path}"))
+                    .arg(format!("XDG_RUNTIME_DIR={}", self.runtime_dir.display()))
+                    .arg("TERM=xterm-256color")
+                    .arg(program.as_ref());
+                c
+            }
+            None => Command::new(program.as_ref()),
+        }
+    }
+
+    pub fn lazaret(&self) -> Command {
+        self.command(lazaret_bin())
+    }
+
+    pub fn sh(&self, script: &str) -> Output {
+        self.command("sh")
+            .args(["-c", script])
+            .stdin(Stdio::null())
+            .output()
+            .expect("running sh as the developer")
+    }
+
+    /// A fresh Git workspace owned by the developer, removed (with any leftover containers of
+    /// its Domain) when dropped.
+    pub fn workspace(&self, name: &str) -> TestWorkspace {
+        let out = self.sh(&format!(
+            "set -e; base=\"$HOME/lazaret-tests\"; mkdir -p \"$base\"; \
+             d=$(mktemp -d \"$base/{name}-XXXXXX\"); cd \"$d\"; git init -q; \
+             git -c user.name=t -c user.email=t@localhost commit -q --allow-empty -m init; \
+             pwd -P"
+        ));
+        assert!(
+            out.status.success(),
+            "creating a workspace: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        TestWorkspace {
+            dev: self.clone(),
+            domain: DomainId::derive("default", &path),
+            path,
+        }
+    }
+}
+
+pub struct TestWorkspace {
+    pub dev: Dev,
+    pub path: PathBuf,
+    pub domain: DomainId,
+}
+
+/// Output of one `lazaret` invocation, with its streams as text.
+#[derive(Debug)]
+pub struct Run {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl TestWorkspace {
+    /// `lazaret run -- <cmd>` in `dir` (relative to the workspace) with `stdin` piped in.
+    pub fn run_in(&self, dir: &str, cmd: &[&str], stdin: Option<&str>) -> Run {
+        let mut c = self.dev.lazaret();
+        c.arg("run")
+            .arg("--")
+            .args(cmd)
+            .current_dir(self.path.join(dir));
+        c.stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+        let mut child = c.spawn().expect("spawning lazaret");
+        if let Some(text) = stdin {
+            use std::io::Write;
+            let mut pipe = child.stdin.take().expect("stdin pipe");
+            pipe.write_all(text.as_bytes()).expect("writing stdin");
+        }
+        let out = child.wait_with_output().expect("waiting for lazaret");
+        Run {
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    pub fn run(&self, cmd: &[&str]) -> Run {
+        self.run_in("", cmd, None)
+    }
+
+    /// Containers of this Domain that still exist.
+    pub fn containers(&self) -> Vec<String> {
+        let out = self
+            .dev
+            .command("podman")
+            .args(["ps", "-a", "--format", "{{.Names}}", "--filter"])
+            .arg(format!("label=lazaret.domain={}", self.domain))
+            .stdin(Stdio::null())
+            .output()
+            .expect("running podman ps");
+        assert!(
+            out.status.success(),
+            "podman ps: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// Host processes whose command line names this Domain (conmon names its container).
+    pub fn processes(&self) -> Vec<String> {
+        let needle = format!("lazaret-{}", self.domain);
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+                continue;
+            };
+            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if text.contains(&needle) {
+                found.push(format!("{}: {text}", entry.file_name().to_string_lossy()));
+            }
+        }
+        found
+    }
+
+    /// After every test: nothing of the Domain runs (FR-6).
+    pub fn assert_nothing_left(&self) {
+        assert_eq!(
+            self.containers(),
+            Vec::<String>::new(),
+            "containers left behind"
+        );
+        assert_eq!(
+            self.processes(),
+            Vec::<String>::new(),
+            "processes left behind"
+        );
+        let runtime = self
+            .dev
+            .runtime_dir
+            .join("lazaret")
+            .join(self.domain.as_str());
+        assert!(
+            !runtime.join("resources").exists(),
+            "the resource marker says the Domain is still up"
+        );
+    }
+}
+
+impl Drop for TestWorkspace {
+    fn drop(&mut self) {
+        for name in self.containers_quiet() {
+            let _ = self
+                .dev
+                .command("podman")
+                .args(["rm", "-f", "-t", "0", &name])
+                .output();
+        }
+        let _ = self
+            .dev
+            .command("rm")
+            .arg("-rf")
+            .arg(&self.path)
+            .stdin(Stdio::null())
+            .output();
+    }
+}
+
+impl TestWorkspace {
+    fn containers_quiet(&self) -> Vec<String> {
+        let out = self
+            .dev
+            .command("podman")
+            .args(["ps", "-a", "--format", "{{.Names}}", "--filter"])
+            .arg(format!("label=lazaret.domain={}", self.domain))
+            .stdin(Stdio::null())
+            .output();
+        out.map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+    }
+}
+
+/// Polls `f` until it returns `Some` or `timeout` passes.
+pub fn wait_for<T>(timeout: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(v) = f() {
+            return Some(v);
+        }
+        if Instant::now() > deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
