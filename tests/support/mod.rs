@@ -87,6 +87,8 @@ impl Dev {
                         .map(|p| p.display().to_string())
                         .unwrap_or_default()
                 );
+                // From / unless the caller says otherwise: the checkout may be unreadable to the user.
+                c.current_dir("/");
                 c.args(["-u", user, "--", "env", "-i"])
                     .arg(format!("HOME={}", self.home.display()))
                     .arg(format!("USER={user}"))

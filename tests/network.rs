@@ -1,0 +1,171 @@
+//! The Network Sidecar's default policy on the real stack (SR-5, SR-6): private IPv4 targets are
+//! refused, a public one is reachable, IPv6 goes nowhere, and the sandbox cannot change routes.
+//!
+//! Every address tried belongs to a test host this test builds itself: a network namespace with
+//! a veth pair, addresses from TEST-NET-2 (public stand-in) and RFC 1918 ranges (private), and
+//! connected routes only, so no packet can leave the machine. Building it needs root (CI runs
+//! the tests as root); as a normal user the test uses `sudo -n`.
+
+mod support;
+
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+use support::{is_root, wait_for, Dev};
+
+const PUBLIC: &str = "198.51.100.1";
+const PRIVATE: [&str; 3] = ["10.99.0.1", "172.16.99.1", "192.168.99.1"];
+const V6: &str = "fd99:99::1";
+const PORT: u16 = 18080;
+
+/// Runs a command as root (directly, or through passwordless sudo).
+fn root(args: &[&str]) -> Command {
+    if is_root() {
+        let mut c = Command::new(args[0]);
+        c.args(&args[1..]);
+        c
+    } else {
+        let mut c = Command::new("sudo");
+        c.arg("-n").args(args);
+        c
+    }
+}
+
+fn root_ok(args: &[&str]) {
+    let out = root(args).output().expect("running a root command");
+    assert!(
+        out.status.success(),
+        "{args:?} failed (the network test needs root or passwordless sudo): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A test host in its own network namespace, reachable from the host over a veth pair.
+struct TestHosts {
+    ns: String,
+    veth: String,
+    server: Option<Child>,
+}
+
+const SERVER: &str = r#"
+import socket, threading
+def serve(family, addr):
+    s = socket.socket(family)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if family == socket.AF_INET6:
+        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+    s.bind((addr, PORT)); s.listen(32)
+    while True:
+        c, _ = s.accept()
+        try:
+            c.settimeout(2); c.recv(4096)
+            c.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 12\r\n\r\ntest-host-ok")
+        except OSError:
+            pass
+        c.close()
+threading.Thread(target=serve, args=(socket.AF_INET6, "::"), daemon=True).start()
+serve(socket.AF_INET, "0.0.0.0")
+"#;
+
+impl TestHosts {
+    fn create() -> TestHosts {
+        let id = std::process::id() % 100_000;
+        let mut hosts = TestHosts {
+            ns: format!("lzt-hosts-{id}"),
+            veth: format!("lzt{id}"),
+            server: None,
+        };
+        let peer = format!("{}p", hosts.veth);
+        root_ok(&["ip", "netns", "add", &hosts.ns]);
+        root_ok(&["ip", "link", "add", &hosts.veth, "type", "veth", "peer", "name", &peer]);
+        root_ok(&["ip", "link", "set", &peer, "netns", &hosts.ns]);
+        let inside = |args: &[&str]| {
+            let mut full = vec!["ip", "netns", "exec", hosts.ns.as_str()];
+            full.extend_from_slice(args);
+            root_ok(&full);
+        };
+        inside(&["ip", "link", "set", "lo", "up"]);
+        inside(&["ip", "link", "set", &peer, "up"]);
+        // Host side .254, test host .1, one /24 per range: connected routes only.
+        for addr in std::iter::once(PUBLIC).chain(PRIVATE) {
+            let net = addr.rsplit_once('.').map(|(n, _)| n).unwrap_or(addr);
+            inside(&["ip", "addr", "add", &format!("{addr}/24"), "dev", &peer]);
+            root_ok(&["ip", "addr", "add", &format!("{net}.254/24"), "dev", &hosts.veth]);
+        }
+        inside(&["ip", "-6", "addr", "add", &format!("{V6}/64"), "dev", &peer, "nodad"]);
+        root_ok(&["ip", "link", "set", &hosts.veth, "up"]);
+        let _ = root(&["ip", "-6", "addr", "add", "fd99:99::254/64", "dev", &hosts.veth, "nodad"]).output();
+        let script = SERVER.replace("PORT", &PORT.to_string());
+        let server = root(&["ip", "netns", "exec", &hosts.ns, "python3", "-c", &script])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("starting the test host's server");
+        hosts.server = Some(server);
+        hosts
+    }
+}
+
+impl Drop for TestHosts {
+    fn drop(&mut self) {
+        if let Some(mut s) = self.server.take() {
+            let _ = root(&["pkill", "-f", &format!("netns exec {}", self.ns)]).output();
+            let _ = root(&["ip", "netns", "pids", &self.ns]).output().map(|o| {
+                for pid in String::from_utf8_lossy(&o.stdout).split_whitespace() {
+                    let _ = root(&["kill", "-9", pid]).output();
+                }
+            });
+            let _ = s.kill();
+            let _ = s.wait();
+        }
+        let _ = root(&["ip", "link", "del", &self.veth]).output();
+        let _ = root(&["ip", "netns", "del", &self.ns]).output();
+    }
+}
+
+fn host_fetch(addr: &str) -> bool {
+    let url = format!("http://{addr}:{PORT}/");
+    Command::new("curl")
+        .args(["-sS", "-m", "3", &url])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout) == "test-host-ok")
+        .unwrap_or(false)
+}
+
+#[test]
+fn default_policy_refuses_private_targets_and_reaches_public_ones() {
+    let dev = Dev::get();
+    let hosts = TestHosts::create();
+    // Control: from the host every target answers, so a refusal below is the policy's.
+    for addr in std::iter::once(PUBLIC).chain(PRIVATE) {
+        wait_for(Duration::from_secs(10), || host_fetch(addr).then_some(()))
+            .unwrap_or_else(|| panic!("test host {addr} does not answer from the host"));
+    }
+    let ws = dev.workspace("net");
+    let mut script = format!(
+        "curl -sS -m 5 http://{PUBLIC}:{PORT}/; echo; \
+         bash -c 'exec 3<>/dev/tcp/{PUBLIC}/{PORT}' && echo devtcp-public=open || echo devtcp-public=refused; "
+    );
+    for addr in PRIVATE {
+        script.push_str(&format!(
+            "curl -sS -m 5 -o /dev/null http://{addr}:{PORT}/ 2>/dev/null && echo {addr}=open || echo {addr}=refused; \
+             bash -c 'exec 3<>/dev/tcp/{addr}/{PORT}' 2>/dev/null && echo devtcp-{addr}=open || echo devtcp-{addr}=refused; "
+        ));
+    }
+    script.push_str(&format!(
+        "curl -sS -m 5 -o /dev/null 'http://[{V6}]:{PORT}/' 2>/dev/null && echo v6=open || echo v6=refused; \
+         ip route add 198.51.100.0/25 dev lo 2>/dev/null && echo route=added || echo route=refused"
+    ));
+    let r = ws.run(&["sh", "-c", &script]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let mut want = vec!["test-host-ok".to_owned(), "devtcp-public=open".to_owned()];
+    for addr in PRIVATE {
+        want.push(format!("{addr}=refused"));
+        want.push(format!("devtcp-{addr}=refused"));
+    }
+    want.push("v6=refused".to_owned());
+    want.push("route=refused".to_owned());
+    let got: Vec<String> = r.stdout.lines().map(str::to_owned).collect();
+    assert_eq!(got, want, "{r:?}");
+    ws.assert_nothing_left();
+    drop(hosts);
+}
