@@ -76,7 +76,17 @@ impl TestHosts {
         };
         let peer = format!("{}p", hosts.veth);
         root_ok(&["ip", "netns", "add", &hosts.ns]);
-        root_ok(&["ip", "link", "add", &hosts.veth, "type", "veth", "peer", "name", &peer]);
+        root_ok(&[
+            "ip",
+            "link",
+            "add",
+            &hosts.veth,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            &peer,
+        ]);
         root_ok(&["ip", "link", "set", &peer, "netns", &hosts.ns]);
         let inside = |args: &[&str]| {
             let mut full = vec!["ip", "netns", "exec", hosts.ns.as_str()];
@@ -89,11 +99,37 @@ impl TestHosts {
         for addr in std::iter::once(PUBLIC).chain(PRIVATE) {
             let net = addr.rsplit_once('.').map(|(n, _)| n).unwrap_or(addr);
             inside(&["ip", "addr", "add", &format!("{addr}/24"), "dev", &peer]);
-            root_ok(&["ip", "addr", "add", &format!("{net}.254/24"), "dev", &hosts.veth]);
+            root_ok(&[
+                "ip",
+                "addr",
+                "add",
+                &format!("{net}.254/24"),
+                "dev",
+                &hosts.veth,
+            ]);
         }
-        inside(&["ip", "-6", "addr", "add", &format!("{V6}/64"), "dev", &peer, "nodad"]);
+        inside(&[
+            "ip",
+            "-6",
+            "addr",
+            "add",
+            &format!("{V6}/64"),
+            "dev",
+            &peer,
+            "nodad",
+        ]);
         root_ok(&["ip", "link", "set", &hosts.veth, "up"]);
-        let _ = root(&["ip", "-6", "addr", "add", "fd99:99::254/64", "dev", &hosts.veth, "nodad"]).output();
+        let _ = root(&[
+            "ip",
+            "-6",
+            "addr",
+            "add",
+            "fd99:99::254/64",
+            "dev",
+            &hosts.veth,
+            "nodad",
+        ])
+        .output();
         let script = SERVER.replace("PORT", &PORT.to_string());
         let server = root(&["ip", "netns", "exec", &hosts.ns, "python3", "-c", &script])
             .stdin(Stdio::null())
