@@ -1,8 +1,31 @@
-//! Lazaret's protocol vocabulary: the identifiers that name a Domain and its components.
+//! Lazaret's protocol: the identifiers that name a Domain and its components, the Trust Anchor
+//! and Protocol Identities that authenticate them (SR-9), mutual TLS between them, and the framed
+//! messages a Client CLI and the Session Coordinator exchange.
 //!
 //! Identifiers name things; they never authenticate anything by themselves (spec §2,
-//! "Protocol Identity"). Authentication arrives with the Session Coordinator's Trust Anchor.
+//! "Protocol Identity"). Authentication is a certificate from the coordinator run's
+//! [`TrustAnchor`] carrying one URI SAN ([`ProtocolIdentity`]), verified in the TLS handshake
+//! ([`tls`]) and then authorized against the identity tuple the endpoint expects ([`authz`]).
+//!
+//! - [`identity`]: [`Role`], [`ComponentId`], [`ProtocolIdentity`] and its URI form.
+//! - [`anchor`]: [`TrustAnchor`] (an ephemeral CA) and the [`Credentials`] it issues.
+//! - [`authz`]: [`authorize`] a peer certificate against an [`Expectation`].
+//! - [`tls`]: rustls configurations and the [`tls::accept`] / [`tls::connect`] helpers.
+//! - [`framing`]: length-delimited JSON frames of at most [`framing::MAX_FRAME`] bytes.
+//! - [`messages`]: the version handshake and session messages.
+//! - [`session`]: [`SessionId`] and [`SessionAnchor`].
 
+pub mod anchor;
+pub mod authz;
 mod domain_id;
+pub mod framing;
+pub mod identity;
+pub mod messages;
+pub mod session;
+pub mod tls;
 
+pub use anchor::{Credentials, TrustAnchor};
+pub use authz::{authorize, AuthError, Expectation};
 pub use domain_id::{DomainId, DOMAIN_ID_HEX_LEN};
+pub use identity::{ComponentId, ProtocolIdentity, Role};
+pub use session::{SessionAnchor, SessionId};

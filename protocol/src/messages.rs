@@ -1,0 +1,505 @@
+//! Messages between a Client CLI and the Session Coordinator, one JSON object per frame.
+//!
+//! Each direction has its own enum, internally tagged by a stable `"type"` (snake_case); unknown
+//! fields and unknown types are errors. A connection starts with the version handshake
+//! ([`ClientMessage::Hello`] → [`CoordinatorMessage::Welcome`] or
+//! [`CoordinatorMessage::Refused`]); only then do session messages flow:
+//!
+//! ```text
+//! client                              coordinator
+//! hello {versions, software}      →
+//!                                 ←   welcome {version} | refused {code, reason}
+//! register {client_cli_id, …}     →
+//!                                 ←   registered {session_id, session_anchor} | refused
+//! attach {session_id, argv, …}    →
+//!                                 ←   attach_info {session_id, sandbox_container}
+//!      (the client runs `podman exec` in that container itself)
+//! leave {session_id}              →
+//!                                 ←   left {session_id}
+//! cancel                          →   (abandon a pending registration, or leave)
+//!                                 ←   cancelled
+//!                                 ←   shutdown {reason}   (any time: the Domain is going away)
+//!                                 ←   error {message}     (protocol violation; then close)
+//! ```
+
+use crate::framing::{recv, send, FrameError, FramedStream};
+use crate::identity::{ComponentId, ProtocolIdentity, Role};
+use crate::session::{SessionAnchor, SessionId};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+/// The protocol version this build speaks best.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Every version this build speaks.
+pub const SUPPORTED_VERSIONS: &[u32] = &[PROTOCOL_VERSION];
+
+/// Messages a Client CLI sends to the coordinator.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ClientMessage {
+    /// First message on every connection: the versions the client speaks, and its software
+    /// version for diagnostics. Who the client is comes from its certificate, not from here.
+    Hello {
+        versions: Vec<u32>,
+        software: String,
+    },
+    /// Asks for a Client Session. `client_cli_id` must be the authenticated component ID and
+    /// `profile` the authenticated profile (see [`check_register_binding`]); the coordinator
+    /// compares `config_fingerprint` and `workspace` with the Domain's.
+    Register {
+        client_cli_id: ComponentId,
+        config_fingerprint: String,
+        profile: String,
+        workspace: PathBuf,
+    },
+    /// Asks where to run a command for this session. `argv`, `cwd` and `tty` describe what the
+    /// client is about to run (for logs and prompts); the client runs it itself.
+    Attach {
+        session_id: SessionId,
+        argv: Vec<String>,
+        cwd: Option<String>,
+        tty: bool,
+    },
+    /// Ends the Client Session.
+    Leave { session_id: SessionId },
+    /// Abandons a pending registration (or, once registered, leaves). A struct variant, so that
+    /// unknown fields are refused as in every other message.
+    Cancel {},
+}
+
+/// Messages the coordinator sends to a Client CLI.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum CoordinatorMessage {
+    /// The version chosen: the highest both sides speak.
+    Welcome { version: u32 },
+    /// A request (handshake, registration, attach) is refused; `reason` is for the developer.
+    Refused { code: RefusalCode, reason: String },
+    /// Registration succeeded: the session's ID and its secret Session Anchor.
+    Registered {
+        session_id: SessionId,
+        session_anchor: SessionAnchor,
+    },
+    /// Where the session runs its command: the Agent Sandbox container.
+    AttachInfo {
+        session_id: SessionId,
+        sandbox_container: String,
+    },
+    /// The session has ended.
+    Left { session_id: SessionId },
+    /// The pending registration (or session) is abandoned.
+    Cancelled {},
+    /// The coordinator is going away; every session on it ends.
+    Shutdown { reason: String },
+    /// The client broke the protocol; the coordinator closes the connection after this.
+    Error { message: String },
+}
+
+/// Machine-readable kind of a refusal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RefusalCode {
+    /// No protocol version in common.
+    Version,
+    /// The Domain runs with another Configuration Fingerprint.
+    ConfigMismatch,
+    /// The request names another Client CLI, profile, workspace or session than its sender's.
+    Binding,
+    /// The Domain is starting, failing or tearing down and takes no new sessions now.
+    Unavailable,
+}
+
+/// A refusal, ready to become [`CoordinatorMessage::Refused`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    pub code: RefusalCode,
+    pub reason: String,
+}
+
+impl From<Refusal> for CoordinatorMessage {
+    fn from(r: Refusal) -> CoordinatorMessage {
+        CoordinatorMessage::Refused {
+            code: r.code,
+            reason: r.reason,
+        }
+    }
+}
+
+impl Refusal {
+    /// The registration's Configuration Fingerprint differs from the running Domain's.
+    pub fn config_mismatch(running: &str, offered: &str) -> Refusal {
+        Refusal {
+            code: RefusalCode::ConfigMismatch,
+            reason: format!(
+                "this Domain runs with another configuration (Configuration Fingerprint \
+                 {running}, yours is {offered}); end the Domain's other sessions so it restarts \
+                 with the current configuration, or undo the configuration change"
+            ),
+        }
+    }
+}
+
+/// The highest version in both lists, or `None`.
+pub fn negotiate(offered: &[u32], supported: &[u32]) -> Option<u32> {
+    offered
+        .iter()
+        .filter(|v| supported.contains(v))
+        .max()
+        .copied()
+}
+
+/// The coordinator's answer to a `hello` offering `offered`.
+pub fn answer_hello(offered: &[u32], supported: &[u32]) -> CoordinatorMessage {
+    match negotiate(offered, supported) {
+        Some(version) => CoordinatorMessage::Welcome { version },
+        None => CoordinatorMessage::Refused {
+            code: RefusalCode::Version,
+            reason: format!(
+                "no common protocol version: this coordinator speaks {}, the client offered {}; \
+                 use the same Lazaret version for all sessions of a Domain",
+                list(supported),
+                list(offered)
+            ),
+        },
+    }
+}
+
+fn list(versions: &[u32]) -> String {
+    if versions.is_empty() {
+        return "none".to_owned();
+    }
+    let v: Vec<String> = versions.iter().map(u32::to_string).collect();
+    v.join(", ")
+}
+
+/// Checks that a `register` names its authenticated sender (FR-10): a Client CLI whose
+/// certified component ID and profile are the ones in the message.
+pub fn check_register_binding(
+    peer: &ProtocolIdentity,
+    client_cli_id: &ComponentId,
+    profile: &str,
+) -> Result<(), Refusal> {
+    let reason = if peer.role() != Role::ClientCli {
+        format!(
+            "only a Client CLI registers sessions, not a {}",
+            peer.role()
+        )
+    } else if peer.component_id() != client_cli_id {
+        format!(
+            "the registration names Client CLI {client_cli_id}, but the connection is \
+             authenticated as {}",
+            peer.component_id()
+        )
+    } else if peer.profile() != profile {
+        format!(
+            "the registration names Agent Profile {profile:?}, but the connection is \
+             authenticated for {:?}",
+            peer.profile()
+        )
+    } else {
+        return Ok(());
+    };
+    Err(Refusal {
+        code: RefusalCode::Binding,
+        reason,
+    })
+}
+
+/// Why the version handshake failed.
+#[derive(Debug, thiserror::Error)]
+pub enum HandshakeError {
+    #[error(transparent)]
+    Frame(#[from] FrameError),
+    #[error("refused by the coordinator: {reason}")]
+    Refused { code: RefusalCode, reason: String },
+    #[error("no common protocol version (the client offered {offered:?})")]
+    NoCommonVersion { offered: Vec<u32> },
+    #[error("protocol violation: {0}")]
+    Unexpected(String),
+}
+
+/// Client side of the version handshake: sends `hello`, returns the version the coordinator
+/// chose (checked to be one the client offered).
+pub async fn client_handshake<T>(
+    conn: &mut FramedStream<T>,
+    versions: &[u32],
+    software: &str,
+) -> Result<u32, HandshakeError>
+where
+    T: AsyncRead + AsyncWrite + Unpin,
+{
+    let hello = ClientMessage::Hello {
+        versions: versions.to_vec(),
+        software: software.to_owned(),
+    };
+    send(conn, &hello).await?;
+    match recv::<_, CoordinatorMessage>(conn).await? {
+        CoordinatorMessage::Welcome { version } if versions.contains(&version) => Ok(version),
+        CoordinatorMessage::Welcome { version } => Err(HandshakeError::Unexpected(format!(
+            "the coordinator chose version {version}, which was not offered"
+        ))),
+        CoordinatorMessage::Refused { code, reason } => {
+            Err(HandshakeError::Refused { code, reason })
+        }
+        other => Err(HandshakeError::Unexpected(format!(
+            "expected welcome, got {}",
+            kind(&other)
+        ))),
+    }
+}
+
+/// Coordinator side of the version handshake: reads `hello`, answers `welcome` with the highest
+/// common version (returned with the client's software string), or `refused` / `error`.
+pub async fn server_handshake<T>(
+    conn: &mut FramedStream<T>,
+    supported: &[u32],
+) -> Result<(u32, String), HandshakeError>
+where
+    T: AsyncRead + AsyncWrite + Unpin,
+{
+    let (versions, software) = match recv::<_, ClientMessage>(conn).await {
+        Ok(ClientMessage::Hello { versions, software }) => (versions, software),
+        Ok(_) => {
+            let message = "the first message must be hello".to_owned();
+            let _ = send(
+                conn,
+                &CoordinatorMessage::Error {
+                    message: message.clone(),
+                },
+            )
+            .await;
+            return Err(HandshakeError::Unexpected(message));
+        }
+        Err(FrameError::Malformed(e)) => {
+            let message = format!("malformed message: {e}");
+            let _ = send(
+                conn,
+                &CoordinatorMessage::Error {
+                    message: message.clone(),
+                },
+            )
+            .await;
+            return Err(HandshakeError::Unexpected(message));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let answer = answer_hello(&versions, supported);
+    send(conn, &answer).await?;
+    match answer {
+        CoordinatorMessage::Welcome { version } => Ok((version, software)),
+        _ => Err(HandshakeError::NoCommonVersion { offered: versions }),
+    }
+}
+
+fn kind(msg: &CoordinatorMessage) -> &'static str {
+    match msg {
+        CoordinatorMessage::Welcome { .. } => "welcome",
+        CoordinatorMessage::Refused { .. } => "refused",
+        CoordinatorMessage::Registered { .. } => "registered",
+        CoordinatorMessage::AttachInfo { .. } => "attach_info",
+        CoordinatorMessage::Left { .. } => "left",
+        CoordinatorMessage::Cancelled {} => "cancelled",
+        CoordinatorMessage::Shutdown { .. } => "shutdown",
+        CoordinatorMessage::Error { .. } => "error",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::DomainId;
+    use serde_json::json;
+    use std::path::Path;
+
+    #[test]
+    fn negotiation_picks_the_highest_common_version() {
+        assert_eq!(negotiate(&[1, 2, 3], &[2, 3, 4]), Some(3));
+        assert_eq!(negotiate(&[3, 1], &[1]), Some(1));
+        assert_eq!(negotiate(&[5], &[1, 2]), None);
+        assert_eq!(negotiate(&[], &[1]), None);
+        match answer_hello(&[7, 9], &[1]) {
+            CoordinatorMessage::Refused { code, reason } => {
+                assert_eq!(code, RefusalCode::Version);
+                assert!(reason.contains("speaks 1"), "{reason}");
+                assert!(reason.contains("offered 7, 9"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn tags_are_stable() {
+        let sid = SessionId::generate().unwrap();
+        let cases = [
+            (
+                serde_json::to_value(ClientMessage::Hello {
+                    versions: vec![1],
+                    software: "lazaret 0.1.0".into(),
+                })
+                .unwrap(),
+                json!({"type": "hello", "versions": [1], "software": "lazaret 0.1.0"}),
+            ),
+            (
+                serde_json::to_value(ClientMessage::Cancel {}).unwrap(),
+                json!({"type": "cancel"}),
+            ),
+            (
+                serde_json::to_value(ClientMessage::Leave {
+                    session_id: sid.clone(),
+                })
+                .unwrap(),
+                json!({"type": "leave", "session_id": sid.as_str()}),
+            ),
+            (
+                serde_json::to_value(CoordinatorMessage::AttachInfo {
+                    session_id: sid.clone(),
+                    sandbox_container: "lazaret-x".into(),
+                })
+                .unwrap(),
+                json!({"type": "attach_info", "session_id": sid.as_str(),
+                       "sandbox_container": "lazaret-x"}),
+            ),
+            (
+                serde_json::to_value(CoordinatorMessage::Refused {
+                    code: RefusalCode::ConfigMismatch,
+                    reason: "r".into(),
+                })
+                .unwrap(),
+                json!({"type": "refused", "code": "config_mismatch", "reason": "r"}),
+            ),
+            (
+                serde_json::to_value(CoordinatorMessage::Cancelled {}).unwrap(),
+                json!({"type": "cancelled"}),
+            ),
+        ];
+        for (got, want) in cases {
+            assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn every_message_round_trips() {
+        let sid = SessionId::generate().unwrap();
+        let client = [
+            ClientMessage::Hello {
+                versions: vec![1, 2],
+                software: "x".into(),
+            },
+            ClientMessage::Register {
+                client_cli_id: ComponentId::generate().unwrap(),
+                config_fingerprint: "ab".repeat(32),
+                profile: "default".into(),
+                workspace: "/home/dev/p".into(),
+            },
+            ClientMessage::Attach {
+                session_id: sid.clone(),
+                argv: vec!["bash".into(), "-l".into()],
+                cwd: Some("/workspace".into()),
+                tty: true,
+            },
+            ClientMessage::Leave {
+                session_id: sid.clone(),
+            },
+            ClientMessage::Cancel {},
+        ];
+        for m in client {
+            let s = serde_json::to_string(&m).unwrap();
+            assert_eq!(serde_json::from_str::<ClientMessage>(&s).unwrap(), m, "{s}");
+        }
+        let coordinator = [
+            CoordinatorMessage::Welcome { version: 1 },
+            Refusal::config_mismatch("aa", "bb").into(),
+            CoordinatorMessage::Registered {
+                session_id: sid.clone(),
+                session_anchor: SessionAnchor::generate().unwrap(),
+            },
+            CoordinatorMessage::AttachInfo {
+                session_id: sid.clone(),
+                sandbox_container: "c".into(),
+            },
+            CoordinatorMessage::Left {
+                session_id: sid.clone(),
+            },
+            CoordinatorMessage::Cancelled {},
+            CoordinatorMessage::Shutdown {
+                reason: "bye".into(),
+            },
+            CoordinatorMessage::Error {
+                message: "no".into(),
+            },
+        ];
+        for m in coordinator {
+            let s = serde_json::to_string(&m).unwrap();
+            assert_eq!(
+                serde_json::from_str::<CoordinatorMessage>(&s).unwrap(),
+                m,
+                "{s}"
+            );
+        }
+    }
+
+    #[test]
+    fn strict_parsing() {
+        let sid = SessionId::generate().unwrap();
+        let bad = [
+            json!({"type": "hello", "versions": [1], "software": "x", "extra": 1}),
+            json!({"type": "Hello", "versions": [1], "software": "x"}),
+            json!({"type": "sudo"}),
+            json!({"versions": [1], "software": "x"}),
+            json!({"type": "leave", "session_id": "short"}),
+            json!({"type": "leave", "session_id": sid.as_str(), "session": 1}),
+            json!({"type": "cancel", "now": true}),
+            json!({"type": "register", "client_cli_id": "../etc", "config_fingerprint": "a",
+                   "profile": "default", "workspace": "/w"}),
+        ];
+        for v in bad {
+            assert!(
+                serde_json::from_value::<ClientMessage>(v.clone()).is_err(),
+                "accepted {v}"
+            );
+        }
+        // Duplicate keys are an error too.
+        let sid = sid.as_str();
+        for dup in [
+            format!(r#"{{"type":"leave","session_id":"{sid}","session_id":"{sid}"}}"#),
+            r#"{"type":"cancel","type":"cancel"}"#.to_owned(),
+            r#"{"type":"cancel","type":"hello","versions":[1],"software":"x"}"#.to_owned(),
+        ] {
+            assert!(
+                serde_json::from_str::<ClientMessage>(&dup).is_err(),
+                "accepted {dup}"
+            );
+        }
+        // A client message is not a coordinator message.
+        let hello = json!({"type": "hello", "versions": [1], "software": "x"});
+        assert!(serde_json::from_value::<CoordinatorMessage>(hello).is_err());
+    }
+
+    #[test]
+    fn register_binding() {
+        let domain = DomainId::derive("default", Path::new("/w"));
+        let me = ComponentId::generate().unwrap();
+        let peer =
+            ProtocolIdentity::new(Role::ClientCli, "default", domain.clone(), me.clone()).unwrap();
+        assert_eq!(check_register_binding(&peer, &me, "default"), Ok(()));
+        let other = ComponentId::generate().unwrap();
+        let err = check_register_binding(&peer, &other, "default").unwrap_err();
+        assert_eq!(err.code, RefusalCode::Binding);
+        assert!(check_register_binding(&peer, &me, "other").is_err());
+        let sidecar =
+            ProtocolIdentity::new(Role::NetworkSidecar, "default", domain, me.clone()).unwrap();
+        assert!(check_register_binding(&sidecar, &me, "default").is_err());
+    }
+
+    #[test]
+    fn anchor_is_redacted_in_debug_of_messages() {
+        let anchor = SessionAnchor::generate().unwrap();
+        let m = CoordinatorMessage::Registered {
+            session_id: SessionId::generate().unwrap(),
+            session_anchor: anchor.clone(),
+        };
+        assert!(!format!("{m:?}").contains(anchor.expose_hex()));
+    }
+}
