@@ -2,7 +2,7 @@
 
 use crate::domain::layout::Layout;
 use std::fs::OpenOptions;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::sync::Mutex;
 use tracing_subscriber::EnvFilter;
 
@@ -16,13 +16,17 @@ pub fn init(layout: &Layout, verbosity: u8) {
     };
     let filter = EnvFilter::try_from_env("LAZARET_LOG").unwrap_or_else(|_| EnvFilter::new(level));
     let dir = layout.state_dir();
-    let file = std::fs::create_dir_all(&dir).and_then(|_| {
-        OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .open(dir.join("lazaret.log"))
-    });
+    let file = std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+        .and_then(|_| {
+            OpenOptions::new()
+                .create(true)
+                .append(true)
+                .mode(0o600)
+                .open(dir.join("lazaret.log"))
+        });
     match file {
         Ok(file) => {
             let _ = tracing_subscriber::fmt()

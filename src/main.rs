@@ -13,14 +13,17 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     // Refuse root before touching anything, not even a log file (SR-1).
     let refused = match cli.command {
-        Command::Run(_) => lazaret::session::refuse_root(),
         Command::Doctor(_) => Ok(()),
+        _ => lazaret::session::refuse_root(),
     };
     let result = refused.and_then(|_| Layout::from_env()).and_then(|layout| {
         lazaret::logging::init(&layout, cli.verbose);
         match cli.command {
             Command::Run(args) => cli::run::execute(&layout, args),
+            Command::Exec(args) => cli::exec::execute(&layout, args),
+            Command::Ps(args) => cli::ps::execute(&layout, args),
             Command::Doctor(args) => cli::doctor::execute(&layout, args),
+            Command::Coordinator(args) => cli::coordinator::execute(&layout, args),
         }
     });
     match result {

@@ -25,6 +25,27 @@ impl AgentProfile {
         }
     }
 
+    /// Configuration Fingerprint: a digest of everything from the validated host configuration
+    /// that shapes a running Domain (profile and network policy). CLIs whose fingerprint
+    /// differs from the running Domain's are refused instead of silently joining.
+    pub fn fingerprint(&self, policy: &crate::runtime::network_policy::NetworkPolicy) -> String {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        for part in [self.name.as_str(), self.image.as_str()]
+            .into_iter()
+            .chain(self.command.iter().map(String::as_str))
+        {
+            h.update((part.len() as u64).to_be_bytes());
+            h.update(part.as_bytes());
+        }
+        h.update(policy.render_nft().as_bytes());
+        h.finalize()
+            .iter()
+            .take(16)
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
     pub fn builtin_default() -> AgentProfile {
         AgentProfile {
             name: DEFAULT_PROFILE.to_owned(),

@@ -1,22 +1,17 @@
-//! One Client Session of `lazaret run`: bring up the Domain's runtime (Network Sidecar first,
-//! then the Agent Sandbox), attach the command, tear the transient resources down at the end.
-//!
-//! Until the Session Coordinator exists, the CLI process owns the Domain for the length of one
-//! session, under the Domain's exclusive lifecycle lock (OR-1).
+//! One Client Session (`lazaret run`, `lazaret exec`): join the Domain's Session Coordinator —
+//! starting it when none runs — register, run the command in the shared Agent Sandbox, leave.
 
+use crate::coordinator::client::{Attached, Registration};
+use crate::coordinator::launch;
 use crate::domain::layout::Layout;
 use crate::domain::lock::LifecycleLock;
 use crate::domain::Domain;
 use crate::profile::AgentProfile;
 use crate::runtime::network_policy::NetworkPolicy;
-use crate::runtime::podman::Podman;
 use crate::runtime::sandbox::{self, ExecRequest};
-use crate::runtime::sidecar_image::{sibling_binary, SidecarImage};
-use crate::runtime::{gvisor, sidecar};
-use crate::terminal;
+use crate::terminal::cancel::Cancel;
 use anyhow::{bail, Context};
-use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// What `lazaret run` was asked to do.
 #[derive(Clone, Debug, Default)]
@@ -25,6 +20,9 @@ pub struct RunOptions {
     /// Empty: the profile's default command.
     pub command: Vec<String>,
 }
+
+/// How long the last session waits for the coordinator to finish tearing down.
+pub const TEARDOWN_WAIT: Duration = Duration::from_secs(60);
 
 /// Lazaret refuses to run as root (SR-1): rootless operation is part of the isolation.
 pub fn refuse_root() -> anyhow::Result<()> {
@@ -38,145 +36,122 @@ pub fn refuse_root() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs one command in the Domain of the current workspace and returns its exit status.
-pub fn run(layout: &Layout, opts: &RunOptions) -> anyhow::Result<i32> {
-    refuse_root()?;
-    let t0 = Instant::now();
-    let profile = AgentProfile::resolve(opts.profile.as_deref())?;
-    let cwd = std::env::current_dir().context("reading the current directory")?;
-    let domain = Domain::resolve(layout, &profile.name, &cwd)?;
-    domain.prepare_dirs(layout)?;
-    tracing::info!(domain = %domain.id, workspace = %domain.workspace.root.display(), "run");
-    let Some(_lock) = LifecycleLock::try_acquire(&domain.runtime_dir)? else {
-        bail!(
-            "the Domain of {} (profile {}) is already running in another lazaret process; \
-             wait for it to end (joining a running Domain comes with the Session Coordinator)",
-            domain.workspace.root.display(),
-            profile.name
-        );
-    };
-    let podman = Podman::default();
-    let wrapper = sibling_binary("lazaret-runsc")?;
-    let image = SidecarImage::locate()?;
-    let mut resources = DomainResources::new(&podman, &domain);
-    let images = layout.storage_root().join("images");
-    resources.bring_up(&profile, &image, &images, &wrapper)?;
-    tracing::info!(ms = t0.elapsed().as_millis() as u64, "Domain ready");
-
-    let command = if opts.command.is_empty() {
-        profile.command.clone()
-    } else {
-        opts.command.clone()
-    };
-    let tty = terminal::stdin_is_terminal();
-    let req = ExecRequest {
-        command,
-        workdir: domain.workspace.sandbox_cwd().display().to_string(),
-        tty,
-        term: tty.then(|| std::env::var("TERM").unwrap_or_else(|_| "xterm-256color".into())),
-    };
-    let args = sandbox::exec_args(&domain, &req);
-    let program = std::env::var("LAZARET_PODMAN").unwrap_or_else(|_| "podman".to_owned());
-    let code = if tty {
-        terminal::passthrough::run_in_pty(&program, &args)?
-    } else {
-        terminal::passthrough::run_with_pipes(&program, &args)?
-    };
-    tracing::info!(code, "command ended");
-    resources.tear_down()?;
-    Ok(code)
+/// How the command is attached.
+#[derive(Debug)]
+pub enum Attach {
+    /// A PTY on the developer's terminal.
+    Terminal,
+    /// Inherited stdin/stdout/stderr.
+    Pipes,
+    /// No stdin; stdout and stderr into these files (`lazaret exec`).
+    Capture {
+        stdout: std::fs::File,
+        stderr: std::fs::File,
+    },
 }
 
-/// The Domain's transient runtime resources; dropped ⇒ torn down (sandbox, then sidecar).
-struct DomainResources<'a> {
-    podman: &'a Podman,
-    domain: &'a Domain,
-    marker: PathBuf,
-    up: bool,
+/// A command to run in the Domain of the current workspace.
+pub struct SessionPlan {
+    pub domain: Domain,
+    pub profile: AgentProfile,
+    pub fingerprint: String,
+    pub command: Vec<String>,
 }
 
-impl<'a> DomainResources<'a> {
-    fn new(podman: &'a Podman, domain: &'a Domain) -> Self {
-        DomainResources {
-            podman,
+impl SessionPlan {
+    pub fn new(layout: &Layout, opts: &RunOptions) -> anyhow::Result<SessionPlan> {
+        refuse_root()?;
+        let profile = AgentProfile::resolve(opts.profile.as_deref())?;
+        let cwd = std::env::current_dir().context("reading the current directory")?;
+        let domain = Domain::resolve(layout, &profile.name, &cwd)?;
+        domain.prepare_dirs(layout)?;
+        let command = if opts.command.is_empty() {
+            profile.command.clone()
+        } else {
+            opts.command.clone()
+        };
+        Ok(SessionPlan {
+            fingerprint: profile.fingerprint(&NetworkPolicy::default()),
             domain,
-            marker: domain.runtime_dir.join("resources"),
-            up: false,
-        }
+            profile,
+            command,
+        })
     }
 
-    fn bring_up(
-        &mut self,
-        profile: &AgentProfile,
-        image: &SidecarImage,
-        images: &std::path::Path,
-        wrapper: &std::path::Path,
-    ) -> anyhow::Result<()> {
-        // A marker left by an owner that died: its containers may still exist (FR-7).
-        if self.marker.exists() {
-            tracing::warn!("recovering leftovers of an interrupted run");
-            self.remove_containers()?;
-        }
-        image.ensure(self.podman, images)?;
-        std::fs::write(&self.marker, b"sandbox sidecar\n")
-            .context("writing the Domain's resource marker")?;
-        self.up = true;
-        let policy = NetworkPolicy::default();
-        if let Err(e) = sidecar::create(self.podman, self.domain, &image.tag, &policy) {
-            let msg = format!("{e:#}");
-            if msg.contains("already in use") {
-                tracing::warn!("removing leftover containers of this Domain");
-                self.remove_containers()?;
-            } else if msg.contains("image not known") || msg.contains("no such image") {
-                image.forget(images);
-                image.ensure(self.podman, images)?;
-            } else {
-                return Err(e);
+    /// Runs `program args` attached as asked; returns the command's status and the Session ID.
+    pub fn run(&self, attach: Attach) -> anyhow::Result<(i32, String)> {
+        let t0 = Instant::now();
+        let reg = Registration {
+            domain: &self.domain,
+            profile: &self.profile.name,
+            fingerprint: &self.fingerprint,
+        };
+        let mut session = launch::join_or_start(&reg)?;
+        let session_id = session.session_id.as_str().to_owned();
+        tracing::info!(
+            domain = %self.domain.id,
+            session = %session_id,
+            ms = t0.elapsed().as_millis() as u64,
+            "session registered"
+        );
+        let tty = matches!(attach, Attach::Terminal);
+        let workdir = self.domain.workspace.sandbox_cwd().display().to_string();
+        let sandbox_name = session.attach(&self.command, &workdir, tty)?;
+        let req = ExecRequest {
+            command: self.command.clone(),
+            workdir,
+            tty,
+            term: tty.then(|| std::env::var("TERM").unwrap_or_else(|_| "xterm-256color".into())),
+        };
+        let args = sandbox::exec_args(&sandbox_name, &req);
+        let program = std::env::var("LAZARET_PODMAN").unwrap_or_else(|_| "podman".to_owned());
+        let outcome = session.run_attached(move |cancel: Cancel| match attach {
+            Attach::Terminal => crate::terminal::passthrough::run_in_pty(&program, &args, &cancel),
+            Attach::Pipes => crate::terminal::passthrough::run_with_pipes(&program, &args, &cancel),
+            Attach::Capture { stdout, stderr } => {
+                crate::terminal::passthrough::run_captured(&program, &args, &cancel, stdout, stderr)
             }
-            sidecar::create(self.podman, self.domain, &image.tag, &policy)?;
+        })?;
+        match outcome {
+            Attached::Exited(code) => {
+                tracing::info!(code, "command ended");
+                if session.leave()? {
+                    self.wait_for_teardown();
+                }
+                Ok((code, session_id))
+            }
+            Attached::CoordinatorGone(reason) => bail!(
+                "the session ended because the Domain's Session Coordinator went away: {reason}; \
+                 the command was stopped. The next `lazaret run` recovers the Domain"
+            ),
         }
-        let starting = sidecar::start(self.podman, self.domain)?;
-        // The sandbox is created (not started) while the sidecar starts: it can only start once
-        // the policy is installed (SR-5).
-        let created = sandbox::create(self.podman, self.domain, profile, wrapper);
-        let ready = sidecar::wait_ready(self.domain, starting);
-        created?;
-        ready?;
-        sandbox::start(self.podman, self.domain)?;
-        gvisor::verify_container(self.podman, &self.domain.container_name("sandbox"), wrapper)?;
-        Ok(())
     }
 
-    /// Removes the sandbox, then the sidecar: the order recovery requires (FR-7), and podman
-    /// refuses to remove a sidecar another container still depends on.
-    fn remove_containers(&self) -> anyhow::Result<()> {
-        for role in ["sandbox", "sidecar"] {
-            let name = self.domain.container_name(role);
-            self.podman.run(
-                &format!("removing the {role} container"),
-                ["rm", "--force", "--ignore", "--time", "0", &name],
-            )?;
+    /// The last session out waits until the coordinator has torn the Domain down (it holds the
+    /// lifecycle lock until then), so that nothing of the Domain runs once this CLI exits.
+    fn wait_for_teardown(&self) {
+        let deadline = Instant::now() + TEARDOWN_WAIT;
+        while Instant::now() < deadline {
+            match LifecycleLock::try_acquire(&self.domain.runtime_dir) {
+                Ok(Some(_lock)) => return,
+                Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+                Err(e) => {
+                    tracing::warn!("waiting for the teardown: {e:#}");
+                    return;
+                }
+            }
         }
-        Ok(())
-    }
-
-    fn tear_down(&mut self) -> anyhow::Result<()> {
-        if !self.up {
-            return Ok(());
-        }
-        self.remove_containers()
-            .context("tearing down the Domain's transient resources")?;
-        let _ = std::fs::remove_file(&self.marker);
-        self.up = false;
-        Ok(())
+        eprintln!("lazaret: warning: the Domain is still tearing down after {TEARDOWN_WAIT:?}");
     }
 }
 
-impl Drop for DomainResources<'_> {
-    fn drop(&mut self) {
-        if let Err(e) = self.tear_down() {
-            tracing::error!("{e:#}");
-            eprintln!("lazaret: warning: {e:#}");
-        }
-    }
+/// `lazaret run`: the command on the terminal (PTY) when stdin is one, else through pipes.
+pub fn run(layout: &Layout, opts: &RunOptions) -> anyhow::Result<i32> {
+    let plan = SessionPlan::new(layout, opts)?;
+    let attach = if crate::terminal::stdin_is_terminal() {
+        Attach::Terminal
+    } else {
+        Attach::Pipes
+    };
+    Ok(plan.run(attach)?.0)
 }

@@ -18,6 +18,7 @@
 pub mod anchor;
 pub mod authz;
 mod domain_id;
+pub mod enrollment;
 pub mod framing;
 pub mod identity;
 pub mod messages;

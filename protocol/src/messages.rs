@@ -15,7 +15,7 @@
 //!                                 ←   attach_info {session_id, sandbox_container}
 //!      (the client runs `podman exec` in that container itself)
 //! leave {session_id}              →
-//!                                 ←   left {session_id}
+//!                                 ←   left {session_id, domain_stopping}
 //! cancel                          →   (abandon a pending registration, or leave)
 //!                                 ←   cancelled
 //!                                 ←   shutdown {reason}   (any time: the Domain is going away)
@@ -87,8 +87,12 @@ pub enum CoordinatorMessage {
         session_id: SessionId,
         sandbox_container: String,
     },
-    /// The session has ended.
-    Left { session_id: SessionId },
+    /// The session has ended. `domain_stopping`: it was the last one, and the Domain's
+    /// transient resources are being torn down (FR-6) — the client may wait for that to finish.
+    Left {
+        session_id: SessionId,
+        domain_stopping: bool,
+    },
     /// The pending registration (or session) is abandoned.
     Cancelled {},
     /// The coordinator is going away; every session on it ends.
@@ -421,6 +425,7 @@ mod tests {
             },
             CoordinatorMessage::Left {
                 session_id: sid.clone(),
+                domain_stopping: true,
             },
             CoordinatorMessage::Cancelled {},
             CoordinatorMessage::Shutdown {

@@ -1,6 +1,9 @@
 //! Command-line interface: one file per verb.
 
+pub mod coordinator;
 pub mod doctor;
+pub mod exec;
+pub mod ps;
 pub mod run;
 
 use clap::{Parser, Subcommand};
@@ -24,5 +27,9 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     Run(run::RunArgs),
+    Exec(exec::ExecArgs),
+    Ps(ps::PsArgs),
     Doctor(doctor::DoctorArgs),
+    #[command(name = "__coordinator", hide = true)]
+    Coordinator(coordinator::CoordinatorArgs),
 }

@@ -1,15 +1,23 @@
 //! The Domain's exclusive lifecycle lock (OR-1): whoever holds it owns the Domain's runtime.
+//!
+//! An `flock` on `<runtime dir>/lifecycle.lock`. It belongs to the open file, so a CLI can hand
+//! it to the coordinator it starts (the descriptor is inherited), and the kernel releases it when
+//! the last holder dies — a crashed owner never leaves it held.
 
 use anyhow::Context;
-use nix::fcntl::{Flock, FlockArg};
-use std::fs::{File, OpenOptions};
+use std::fs::{File, OpenOptions, TryLockError};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-/// Held for as long as this process owns the Domain's runtime resources; released on drop,
-/// and by the kernel if the process dies.
+/// Held for as long as this process (or the child it was handed to) owns the Domain's runtime.
 pub struct LifecycleLock {
-    _lock: Flock<File>,
+    file: File,
+}
+
+impl std::os::fd::AsRawFd for LifecycleLock {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.file.as_raw_fd()
+    }
 }
 
 impl LifecycleLock {
@@ -24,11 +32,19 @@ impl LifecycleLock {
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(&path)
             .with_context(|| format!("opening the lifecycle lock {}", path.display()))?;
-        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-            Ok(lock) => Ok(Some(LifecycleLock { _lock: lock })),
-            Err((_, nix::errno::Errno::EWOULDBLOCK)) => Ok(None),
-            Err((_, e)) => Err(e).with_context(|| format!("locking {}", path.display())),
+        match file.try_lock() {
+            Ok(()) => Ok(Some(LifecycleLock { file })),
+            Err(TryLockError::WouldBlock) => Ok(None),
+            Err(TryLockError::Error(e)) => {
+                Err(e).with_context(|| format!("locking {}", path.display()))
+            }
         }
+    }
+
+    /// The locked file, still locked: for handing the lock to a child process that inherits
+    /// the descriptor. Closing every descriptor of it releases the lock.
+    pub fn hand_over(self) -> File {
+        self.file
     }
 }
 
@@ -43,6 +59,21 @@ mod tests {
         assert!(first.is_some());
         assert!(LifecycleLock::try_acquire(t.path())?.is_none());
         drop(first);
+        assert!(LifecycleLock::try_acquire(t.path())?.is_some());
+        Ok(())
+    }
+
+    #[test]
+    fn a_handed_over_lock_stays_held_while_a_copy_lives() -> anyhow::Result<()> {
+        let t = tempfile::tempdir()?;
+        let lock = LifecycleLock::try_acquire(t.path())?.map(LifecycleLock::hand_over);
+        let copy = lock.as_ref().map(File::try_clone).transpose()?;
+        drop(lock);
+        assert!(
+            LifecycleLock::try_acquire(t.path())?.is_none(),
+            "the copy holds it"
+        );
+        drop(copy);
         assert!(LifecycleLock::try_acquire(t.path())?.is_some());
         Ok(())
     }

@@ -72,7 +72,7 @@ pub struct ExecRequest {
 
 /// `podman exec` arguments. The command runs behind a POSIX-sh prelude that checks the kernel
 /// it sees is gVisor's and refuses otherwise (fail closed; see [`super::gvisor`]).
-pub fn exec_args(domain: &Domain, req: &ExecRequest) -> Vec<String> {
+pub fn exec_args(container: &str, req: &ExecRequest) -> Vec<String> {
     let mut a: Vec<String> = vec!["exec".into(), "-i".into()];
     if req.tty {
         a.push("-t".into());
@@ -83,7 +83,7 @@ pub fn exec_args(domain: &Domain, req: &ExecRequest) -> Vec<String> {
     }
     a.push("--workdir".into());
     a.push(req.workdir.clone());
-    a.push(domain.container_name("sandbox"));
+    a.push(container.to_owned());
     a.extend(super::gvisor::exec_prelude());
     a.extend(req.command.iter().cloned());
     a

@@ -1,6 +1,7 @@
 //! The developer's terminal during `lazaret run` (FR-8, DX-5): a real PTY when stdin is a
 //! terminal, plain pipes otherwise; the terminal is restored on every exit path.
 
+pub mod cancel;
 pub mod passthrough;
 pub mod raw_mode;
 pub mod signals;

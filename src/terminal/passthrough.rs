@@ -1,6 +1,7 @@
 //! Runs a host command (here: `podman exec` into the sandbox) attached to the developer's
 //! terminal: through a PTY with raw mode and resize forwarding, or through plain pipes.
 
+use super::cancel::Cancel;
 use super::raw_mode::RawModeGuard;
 use super::signals::SignalForwarder;
 use anyhow::Context;
@@ -29,7 +30,7 @@ fn host_size() -> PtySize {
 }
 
 /// Runs `program args` under a new PTY wired to the host terminal; returns its exit status.
-pub fn run_in_pty(program: &str, args: &[String]) -> anyhow::Result<i32> {
+pub fn run_in_pty(program: &str, args: &[String], cancel: &Cancel) -> anyhow::Result<i32> {
     let pty = native_pty_system();
     let pair = pty
         .openpty(host_size())
@@ -54,6 +55,10 @@ pub fn run_in_pty(program: &str, args: &[String]) -> anyhow::Result<i32> {
         .map_err(|e| anyhow::anyhow!("writing the PTY: {e}"))?;
     let master = Arc::new(Mutex::new(pair.master));
 
+    let mut cancel_killer = child.clone_killer();
+    cancel.arm(Box::new(move || {
+        let _ = cancel_killer.kill();
+    }));
     let _raw = RawModeGuard::enable()?;
     let killer = Mutex::new(child.clone_killer());
     let resize_master = master.clone();
@@ -113,6 +118,7 @@ pub fn run_in_pty(program: &str, args: &[String]) -> anyhow::Result<i32> {
     });
 
     let status = child.wait().context("waiting for the command")?;
+    cancel.disarm();
     // The slave side closed with the child: the reader sees EOF once the output is drained.
     let _ = output.join();
     drop(signals);
@@ -121,12 +127,15 @@ pub fn run_in_pty(program: &str, args: &[String]) -> anyhow::Result<i32> {
 }
 
 /// Runs `program args` with the inherited stdin/stdout/stderr; returns its exit status.
-pub fn run_with_pipes(program: &str, args: &[String]) -> anyhow::Result<i32> {
+pub fn run_with_pipes(program: &str, args: &[String], cancel: &Cancel) -> anyhow::Result<i32> {
     let mut child = Command::new(program)
         .args(args)
         .spawn()
         .with_context(|| format!("running {program}"))?;
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    cancel.arm(Box::new(move || {
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+    }));
     let signals = SignalForwarder::start(
         move |sig| {
             if let Ok(sig) = nix::sys::signal::Signal::try_from(sig) {
@@ -136,6 +145,41 @@ pub fn run_with_pipes(program: &str, args: &[String]) -> anyhow::Result<i32> {
         || {},
     )?;
     let status = child.wait().context("waiting for the command")?;
+    cancel.disarm();
+    drop(signals);
+    Ok(status_code(status))
+}
+
+/// Runs `program args` with stdin closed and stdout/stderr written to the given files (a
+/// non-interactive Client Session); returns its exit status.
+pub fn run_captured(
+    program: &str,
+    args: &[String],
+    cancel: &Cancel,
+    stdout: std::fs::File,
+    stderr: std::fs::File,
+) -> anyhow::Result<i32> {
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr)
+        .spawn()
+        .with_context(|| format!("running {program}"))?;
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    cancel.arm(Box::new(move || {
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+    }));
+    let signals = SignalForwarder::start(
+        move |sig| {
+            if let Ok(sig) = nix::sys::signal::Signal::try_from(sig) {
+                let _ = nix::sys::signal::kill(pid, sig);
+            }
+        },
+        || {},
+    )?;
+    let status = child.wait().context("waiting for the command")?;
+    cancel.disarm();
     drop(signals);
     Ok(status_code(status))
 }

@@ -1,0 +1,60 @@
+//! `lazaret ps`: the running Domains and their Client Sessions.
+
+use crate::coordinator::status::DomainStatus;
+use crate::domain::layout::Layout;
+use clap::Args;
+
+/// List the running Domains of this user: workspace, profile, coordinator and Client Sessions.
+#[derive(Debug, Args)]
+pub struct PsArgs {
+    /// Print a JSON array of Domains (domain_id, profile, workspace, coordinator_pid, phase,
+    /// sandbox, sessions[{session_id, client_cli_id, command, started_unix_ms}]).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Status files of Domains whose coordinator is alive.
+pub fn running(layout: &Layout) -> anyhow::Result<Vec<DomainStatus>> {
+    let root = layout.runtime_root()?;
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(&root) else {
+        return Ok(found);
+    };
+    for entry in entries.flatten() {
+        let Some(status) = DomainStatus::read(&entry.path().join("status.json")) else {
+            continue;
+        };
+        let pid = nix::unistd::Pid::from_raw(status.coordinator_pid as i32);
+        if nix::sys::signal::kill(pid, None).is_ok() {
+            found.push(status);
+        }
+    }
+    found.sort_by(|a, b| a.workspace.cmp(&b.workspace));
+    Ok(found)
+}
+
+pub fn execute(layout: &Layout, args: PsArgs) -> anyhow::Result<i32> {
+    let domains = running(layout)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&domains)?);
+        return Ok(0);
+    }
+    if domains.is_empty() {
+        println!("no running Domains");
+        return Ok(0);
+    }
+    for d in &domains {
+        println!(
+            "{}  {}  profile {}  coordinator pid {}  {} session(s)",
+            d.domain_id,
+            d.workspace.display(),
+            d.profile,
+            d.coordinator_pid,
+            d.sessions.len()
+        );
+        for s in &d.sessions {
+            println!("    session {}  {}", s.session_id, s.command.join(" "));
+        }
+    }
+    Ok(0)
+}

@@ -1,0 +1,227 @@
+//! The detached Session Coordinator process (`lazaret __coordinator`): brings the Domain up,
+//! publishes its socket, serves Client Sessions, and tears down when the last one leaves (FR-6).
+//!
+//! It inherits two descriptors from the CLI that started it: fd 3, the Domain's lifecycle lock
+//! (held for the coordinator's whole life, OR-1), and fd 4, a pipe on which it reports `ready`
+//! or the error that stopped it.
+
+use super::core::next_stop;
+use super::event::Event;
+use super::registry::Registry;
+use super::server::{self, Shared};
+use super::status::DomainStatus;
+use super::{paths, trace_path};
+use crate::domain::layout::Layout;
+use crate::domain::Domain;
+use crate::profile::AgentProfile;
+use crate::runtime::domain_runtime::DomainRuntime;
+use crate::runtime::network_policy::NetworkPolicy;
+use crate::runtime::podman::Podman;
+use crate::runtime::sidecar_image::{sibling_binary, SidecarImage};
+use anyhow::{bail, Context};
+use lazaret_protocol::{tls, ComponentId, ProtocolIdentity, Role, TrustAnchor};
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub const LOCK_FD: i32 = 3;
+pub const READY_FD: i32 = 4;
+
+/// How long a started Domain waits for its first session before tearing down.
+pub const FIRST_SESSION_TIMEOUT: Duration = Duration::from_secs(60);
+
+fn inherited(fd: i32, what: &str) -> anyhow::Result<File> {
+    // SAFETY: F_GETFD/F_SETFD only touch the descriptor table entry. Close-on-exec, so that
+    // podman and conmon started later never hold the lock or the pipe.
+    if unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } < 0 {
+        bail!("fd {fd} ({what}) was not inherited: the coordinator is started by lazaret itself");
+    }
+    // SAFETY: the fd is open (checked above) and nothing else in this process owns it; the
+    // spawning CLI placed it here for us alone.
+    Ok(File::from(unsafe { OwnedFd::from_raw_fd(fd) }))
+}
+
+/// Entry point of the hidden `__coordinator` subcommand.
+pub fn main(layout: &Layout, profile: &str, workspace: &Path) -> anyhow::Result<i32> {
+    let mut ready = inherited(READY_FD, "ready pipe")?;
+    let result = run(layout, profile, workspace, &mut ready);
+    if let Err(e) = &result {
+        let _ = writeln!(ready, "error: {e:#}");
+    }
+    result
+}
+
+fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> anyhow::Result<i32> {
+    let lock = inherited(LOCK_FD, "lifecycle lock")?;
+    let profile = AgentProfile::resolve(Some(profile))?;
+    let domain = Domain::resolve(layout, &profile.name, workspace)?;
+    // The inherited lock must be this Domain's (OR-1).
+    let lock_meta = lock.metadata()?;
+    let want = std::fs::metadata(domain.runtime_dir.join("lifecycle.lock"))?;
+    if (lock_meta.dev(), lock_meta.ino()) != (want.dev(), want.ino()) {
+        bail!("fd {LOCK_FD} is not this Domain's lifecycle lock");
+    }
+    let coordinator_id = ComponentId::generate()?;
+    let trace = trace_path(layout, &domain, &coordinator_id);
+    if let Some(dir) = trace.parent() {
+        crate::domain::layout::ensure_private_dir(dir)?;
+    }
+    let mut registry = Registry::new(Some(&trace));
+    registry.start_as_leader()?;
+    tracing::info!(domain = %domain.id, coordinator = %coordinator_id.as_str(), "coordinator starting");
+
+    // Trust Anchor for this run only (SR-9): a later run's CLIs cannot use this run's certificates.
+    let anchor = TrustAnchor::generate(&profile.name, &domain.id)?;
+    let own = anchor.issue(&ProtocolIdentity::new(
+        Role::Coordinator,
+        &profile.name,
+        domain.id.clone(),
+        coordinator_id.clone(),
+    )?)?;
+    let server_config = tls::server_config(&anchor, &own)?;
+
+    let podman = Podman::default();
+    let wrapper = sibling_binary("lazaret-runsc")?;
+    let image = SidecarImage::locate()?;
+    let mut runtime = DomainRuntime::new(podman, domain.clone());
+    let images = layout.storage_root().join("images");
+    // No State Anchor yet (a later issue): the model's mount step has nothing to mount.
+    registry.record(Event::MountStateAnchor)?;
+    registry.record(Event::StartSidecar)?;
+    let up = runtime.bring_up(&profile, &image, &images, &wrapper);
+    if let Err(e) = up {
+        let _ = registry.record(Event::Fail);
+        let _ = stop_in_order(&mut registry, &mut runtime);
+        return Err(e);
+    }
+    registry.record(Event::InstallPolicy)?;
+    registry.record(Event::StartSandbox)?;
+
+    let socket = paths::socket(&domain);
+    let _ = std::fs::remove_file(&socket);
+    let status = DomainStatus {
+        domain_id: domain.id.to_string(),
+        profile: profile.name.clone(),
+        workspace: domain.workspace.root.clone(),
+        coordinator_pid: std::process::id(),
+        coordinator_id: coordinator_id.as_str().to_owned(),
+        phase: "ready".into(),
+        sandbox: runtime.sandbox_name(),
+        sessions: Vec::new(),
+    };
+    let (shutdown, _) = tokio::sync::watch::channel(None);
+    let shared = Arc::new(Shared {
+        registry: Mutex::new(registry),
+        status: Mutex::new(status.clone()),
+        status_path: paths::status(&domain),
+        anchor,
+        server_config,
+        profile: profile.name.clone(),
+        domain_id: domain.id.clone(),
+        workspace: domain.workspace.root.clone(),
+        fingerprint: profile.fingerprint(&NetworkPolicy::default()),
+        sandbox: runtime.sandbox_name(),
+        uid: nix::unistd::getuid().as_raw(),
+        shutdown,
+        empty: tokio::sync::Notify::new(),
+    });
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the coordinator's event loop")?;
+    let outcome = rt.block_on(serve(&shared, &socket, ready));
+
+    // Teardown: withdraw publication first, then disconnect sessions, then the resources in
+    // the order recovery requires (sandbox, sidecar, State Anchor).
+    let _ = std::fs::remove_file(&socket);
+    let _ = std::fs::remove_file(paths::status(&domain));
+    shared.shutdown.send_replace(Some(match &outcome {
+        Ok(()) => "the Domain is shutting down".to_owned(),
+        Err(e) => format!("the Session Coordinator failed: {e:#}"),
+    }));
+    rt.block_on(async { tokio::time::sleep(Duration::from_millis(20)).await });
+    let mut reg = shared
+        .registry
+        .lock()
+        .map_err(|_| anyhow::anyhow!("coordinator state poisoned"))?;
+    if outcome.is_ok() {
+        if !reg.state().phase.is_stopping() {
+            reg.begin_teardown_if_idle();
+        }
+    } else {
+        let _ = reg.record(Event::Fail);
+    }
+    let down = stop_in_order(&mut reg, &mut runtime);
+    drop(reg);
+    tracing::info!(domain = %domain.id, "coordinator stopped");
+    drop(lock);
+    outcome?;
+    down?;
+    Ok(0)
+}
+
+/// Recovery and teardown in the model's order (§3.2, FR-7): each step the core allows next is
+/// carried out, then recorded. Whatever the model believes, the runtime is finally torn down.
+fn stop_in_order(reg: &mut Registry, runtime: &mut DomainRuntime) -> anyhow::Result<()> {
+    let mut result = Ok(());
+    while let Some(event) = next_stop(reg.state()) {
+        let done = match event {
+            Event::StopSandbox => runtime.stop_sandbox(),
+            Event::StopSidecar => runtime.stop_sidecar(),
+            // No State Anchor mount exists yet; absent is bookkeeping.
+            _ => Ok(()),
+        };
+        if let Err(e) = done {
+            tracing::error!("{e:#}");
+            result = Err(e);
+            break;
+        }
+        if reg.record(event).is_err() {
+            break;
+        }
+    }
+    runtime.tear_down()?;
+    result
+}
+
+async fn serve(shared: &Arc<Shared>, socket: &Path, ready: &mut File) -> anyhow::Result<()> {
+    let listener = tokio::net::UnixListener::bind(socket)
+        .with_context(|| format!("binding the coordinator socket {}", socket.display()))?;
+    {
+        let mut reg = shared
+            .registry
+            .lock()
+            .map_err(|_| anyhow::anyhow!("coordinator state poisoned"))?;
+        reg.record(Event::Publish)?;
+    }
+    shared.publish_status();
+    writeln!(ready, "ready").context("reporting ready")?;
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    let mut first_deadline = Box::pin(tokio::time::sleep(FIRST_SESSION_TIMEOUT));
+    let mut any_session = false;
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let (stream, _) = accepted.context("accepting a connection")?;
+                any_session = true;
+                tokio::spawn(server::handle(shared.clone(), stream));
+            }
+            _ = shared.empty.notified() => {
+                tracing::info!("the last Client Session left");
+                return Ok(());
+            }
+            _ = &mut first_deadline, if !any_session => {
+                tracing::info!("no Client Session arrived; tearing down");
+                return Ok(());
+            }
+            _ = term.recv() => {
+                tracing::info!("terminated by a signal");
+                return Ok(());
+            }
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! Joining a Domain from the CLI: join its running coordinator, or become the startup leader —
+//! the one CLI holding the lifecycle lock — recover what a dead owner left (FR-7), and start a
+//! detached coordinator (FR-2, OR-1).
+
+use super::client::{ClientSession, JoinError, Registration};
+use super::daemon::{LOCK_FD, READY_FD};
+use crate::domain::lock::LifecycleLock;
+use crate::runtime::domain_runtime::DomainRuntime;
+use crate::runtime::podman::Podman;
+use anyhow::{bail, Context};
+use std::io::BufRead;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a CLI waits for a Domain to become joinable (another leader starting it, or a
+/// previous coordinator tearing down).
+pub const JOIN_TIMEOUT: Duration = Duration::from_secs(180);
+
+/// Joins the Domain, starting its coordinator first if none runs.
+pub fn join_or_start(reg: &Registration<'_>) -> anyhow::Result<ClientSession> {
+    let deadline = Instant::now() + JOIN_TIMEOUT;
+    let mut last_wait = String::from("another lazaret process is starting or stopping the Domain");
+    loop {
+        match ClientSession::join(reg) {
+            Ok(session) => return Ok(session),
+            Err(JoinError::Failed(e)) => return Err(e),
+            Err(JoinError::Unavailable(why)) => last_wait = why,
+            Err(JoinError::NotRunning) => {
+                if let Some(lock) = LifecycleLock::try_acquire(&reg.domain.runtime_dir)? {
+                    // Leader. A coordinator may have become ready between our connect and the
+                    // lock: if so, join it instead.
+                    match ClientSession::join(reg) {
+                        Ok(session) => return Ok(session),
+                        Err(JoinError::Failed(e)) => return Err(e),
+                        Err(_) => {}
+                    }
+                    recover(reg)?;
+                    start_coordinator(reg, lock)?;
+                    continue;
+                }
+            }
+        }
+        if Instant::now() > deadline {
+            bail!("timed out joining the Domain after {JOIN_TIMEOUT:?}: {last_wait}");
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+/// Under the lifecycle lock with no coordinator: a previous owner died. Stop its sandbox, then
+/// its sidecar (then, once it exists, unmount the State Anchor) before a new start (FR-7).
+fn recover(reg: &Registration<'_>) -> anyhow::Result<()> {
+    let runtime = DomainRuntime::new(Podman::default(), reg.domain.clone());
+    if runtime.recover_leftovers()? {
+        eprintln!(
+            "lazaret: recovered the Domain of {} after an interrupted run",
+            reg.domain.workspace.root.display()
+        );
+    }
+    let _ = std::fs::remove_file(super::paths::socket(reg.domain));
+    let _ = std::fs::remove_file(super::paths::status(reg.domain));
+    Ok(())
+}
+
+/// Starts the detached coordinator with the lock and a ready pipe, and waits for its report.
+fn start_coordinator(reg: &Registration<'_>, lock: LifecycleLock) -> anyhow::Result<()> {
+    let exe = std::env::current_exe().context("finding the lazaret executable")?;
+    let (ready_r, ready_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
+        .context("creating the coordinator's ready pipe")?;
+    // Move both descriptors above the target numbers, so that dup2 cannot clobber one with
+    // the other in the child.
+    let lock = lock.hand_over();
+    let lock_fd = dup_above(lock.as_raw_fd())?;
+    let ready_fd = dup_above(ready_w.as_raw_fd())?;
+    let (lock_raw, ready_raw) = (lock_fd.as_raw_fd(), ready_fd.as_raw_fd());
+    let mut cmd = Command::new(exe);
+    cmd.arg("__coordinator")
+        .arg("--profile")
+        .arg(reg.profile)
+        .arg("--workspace")
+        .arg(&reg.domain.workspace.root)
+        .current_dir("/")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: only async-signal-safe calls (setsid, dup2) between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setsid() < 0
+                || libc::dup2(lock_raw, LOCK_FD) < 0
+                || libc::dup2(ready_raw, READY_FD) < 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().context("starting the Session Coordinator")?;
+    drop((ready_w, ready_fd, lock_fd, lock));
+    // Reap the coordinator whenever it ends, so it never lingers as a zombie of this CLI.
+    std::thread::spawn(move || {
+        let _ = child.wait();
+    });
+    let report = read_report(ready_r)?;
+    match report.trim() {
+        "ready" => Ok(()),
+        other => {
+            let msg = other.strip_prefix("error: ").unwrap_or(other);
+            if msg.is_empty() {
+                bail!("the Session Coordinator exited before it was ready (see the log: lazaret.log in $XDG_STATE_HOME/lazaret)");
+            }
+            bail!("{msg}");
+        }
+    }
+}
+
+fn dup_above(fd: i32) -> anyhow::Result<OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: F_DUPFD_CLOEXEC returns a new descriptor (or -1) that we then own.
+    let new = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 10) };
+    if new < 0 {
+        return Err(std::io::Error::last_os_error()).context("duplicating a descriptor");
+    }
+    // SAFETY: `new` is a fresh descriptor owned by nothing else.
+    Ok(unsafe { OwnedFd::from_raw_fd(new) })
+}
+
+/// The coordinator's one-line report; EOF without a line means it died first.
+fn read_report(ready: OwnedFd) -> anyhow::Result<String> {
+    let mut reader = std::io::BufReader::new(std::fs::File::from(ready));
+    let mut line = String::new();
+    reader
+        .read_line(&mut line)
+        .context("reading the Session Coordinator's report")?;
+    Ok(line)
+}

@@ -1,0 +1,98 @@
+//! The coordinator process's view of the protocol: every lifecycle and session transition is
+//! an event of the sans-IO core (named after the TLA+ actions), applied in order and recorded
+//! in a trace that tests replay against the model (trace conformance).
+
+use super::core::Rejected;
+use super::event::Event;
+use super::state::{CliId, State};
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+
+pub struct Registry {
+    state: State,
+    trace: Option<File>,
+    next_cli: u64,
+    /// The startup leader's Client CLI, not yet matched to a connection.
+    leader: Option<CliId>,
+}
+
+impl Registry {
+    /// A registry recording its trace (JSON lines, one event each) to `trace`.
+    pub fn new(trace: Option<&Path>) -> Registry {
+        let trace = trace.and_then(|p| {
+            File::create(p)
+                .map_err(|e| tracing::warn!("cannot record the trace in {}: {e}", p.display()))
+                .ok()
+        });
+        Registry {
+            state: State::new(),
+            trace,
+            next_cli: 1,
+            leader: None,
+        }
+    }
+
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// Applies one event; a rejected event leaves the state unchanged and is logged.
+    pub fn record(&mut self, event: Event) -> Result<(), Rejected> {
+        match self.state.apply(&event) {
+            Ok(_effects) => {
+                if let Some(f) = self.trace.as_mut() {
+                    if let Ok(line) = serde_json::to_string(&event) {
+                        let _ = writeln!(f, "{line}");
+                    }
+                }
+                tracing::debug!(event = event.name(), "protocol step");
+                Ok(())
+            }
+            Err(e) => {
+                tracing::warn!("protocol step refused: {e}");
+                Err(e)
+            }
+        }
+    }
+
+    fn fresh_cli(&mut self) -> CliId {
+        let id = CliId(self.next_cli);
+        self.next_cli += 1;
+        id
+    }
+
+    /// The startup leader: the CLI that took the lifecycle lock and started this coordinator.
+    pub fn start_as_leader(&mut self) -> Result<CliId, Rejected> {
+        let cli = self.fresh_cli();
+        self.record(Event::Start { cli })?;
+        self.record(Event::BecomeLeader { cli })?;
+        self.leader = Some(cli);
+        Ok(cli)
+    }
+
+    /// A connection that will register: the leader's own, if it has not registered yet,
+    /// else a joining CLI.
+    pub fn arrive(&mut self) -> Result<CliId, Rejected> {
+        if let Some(cli) = self.leader.take() {
+            return Ok(cli);
+        }
+        let cli = self.fresh_cli();
+        self.record(Event::Start { cli })?;
+        Ok(cli)
+    }
+
+    /// With no session left: withdraws a startup leader that never registered, then begins the
+    /// teardown. Returns whether the Domain is now stopping.
+    pub fn begin_teardown_if_idle(&mut self) -> bool {
+        if let Some(cli) = self.leader.take() {
+            let _ = self.record(Event::CancelJoin { cli });
+        }
+        self.record(Event::BeginTeardown).is_ok()
+    }
+
+    /// Number of registered Client Sessions.
+    pub fn sessions(&self) -> usize {
+        self.state.sessions().count()
+    }
+}

@@ -1,0 +1,247 @@
+//! The Session Coordinator on the real stack (issue #3): one coordinator per Domain shared by
+//! concurrent CLIs (FR-2, OR-1), isolation between Domains (SR-11), recovery after a killed
+//! coordinator (FR-7), teardown on last leave (FR-6), host-private socket dir (SR-10),
+//! `lazaret exec --json`, `lazaret ps --json`, and trace conformance against the model.
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::process::{Child, Stdio};
+use std::time::Duration;
+use support::{wait_for, Dev, TestWorkspace};
+
+fn spawn_run(ws: &TestWorkspace, cmd: &[&str]) -> Child {
+    let mut c = ws.dev.lazaret();
+    c.arg("run").arg("--").args(cmd).current_dir(&ws.path);
+    c.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c.spawn().expect("spawning lazaret run")
+}
+
+fn coordinators_of(ws: &TestWorkspace) -> Vec<u32> {
+    let needle = format!(
+        "__coordinator --profile default --workspace {}",
+        ws.path.display()
+    );
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if text.contains(&needle) {
+            if let Ok(pid) = entry.file_name().to_string_lossy().parse() {
+                pids.push(pid);
+            }
+        }
+    }
+    pids
+}
+
+fn ps_json(dev: &Dev) -> serde_json::Value {
+    let out = dev
+        .lazaret()
+        .args(["ps", "--json"])
+        .output()
+        .expect("lazaret ps");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("ps --json is JSON")
+}
+
+/// Replays every trace this Domain's coordinators recorded against the protocol model.
+fn assert_traces_conform(ws: &TestWorkspace) -> usize {
+    let dir = ws.dev.home.join(".local/state/lazaret/traces");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).expect("trace dir").flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.starts_with(ws.domain.as_str()) {
+            continue;
+        }
+        let text = std::fs::read_to_string(entry.path()).expect("trace readable");
+        let trace = lazaret::coordinator::trace::Trace::from_jsonl(&text)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        lazaret::coordinator::trace::replay(&trace)
+            .unwrap_or_else(|e| panic!("{name} does not conform to the model: {e}\n{text}"));
+        n += 1;
+    }
+    n
+}
+
+#[test]
+fn ten_clis_at_once_share_one_coordinator_sidecar_and_sandbox() {
+    let dev = Dev::get();
+    let ws = dev.workspace("ten");
+    // Each prints the sandbox's hostname (its container ID) and holds on until all have joined.
+    let children: Vec<Child> = (0..10)
+        .map(|_| spawn_run(&ws, &["sh", "-c", "hostname; sleep 4"]))
+        .collect();
+    let seen = wait_for(Duration::from_secs(60), || {
+        let ps = ps_json(&dev);
+        let mine = ps
+            .as_array()?
+            .iter()
+            .find(|d| d["domain_id"] == ws.domain.as_str())?
+            .clone();
+        (mine["sessions"].as_array()?.len() == 10).then_some(mine)
+    })
+    .expect("all ten sessions registered in one Domain");
+    assert_eq!(coordinators_of(&ws).len(), 1, "exactly one coordinator");
+    assert_eq!(
+        ws.containers().len(),
+        2,
+        "one sidecar and one sandbox: {:?}",
+        ws.containers()
+    );
+    assert_eq!(seen["sessions"].as_array().map(Vec::len), Some(10));
+    let mut hostnames = BTreeSet::new();
+    for child in children {
+        let out = child.wait_with_output().expect("lazaret run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        hostnames.insert(String::from_utf8_lossy(&out.stdout).trim().to_owned());
+    }
+    assert_eq!(
+        hostnames.len(),
+        1,
+        "all ten saw the same sandbox: {hostnames:?}"
+    );
+    ws.assert_nothing_left();
+    assert!(coordinators_of(&ws).is_empty(), "the coordinator exited");
+    assert!(assert_traces_conform(&ws) >= 1);
+}
+
+#[test]
+fn two_workspaces_are_two_domains_that_share_nothing() {
+    let dev = Dev::get();
+    let a = dev.workspace("iso-a");
+    let b = dev.workspace("iso-b");
+    let probe = [
+        "sh",
+        "-c",
+        "hostname; readlink /proc/self/ns/net; ls /workspace; touch /workspace/mine; sleep 3",
+    ];
+    std::fs::write(a.path.join("only-in-a"), "a").expect("write");
+    let run_a = spawn_run(&a, &probe);
+    let run_b = spawn_run(&b, &probe);
+    let out_a = run_a.wait_with_output().expect("run a");
+    let out_b = run_b.wait_with_output().expect("run b");
+    assert_eq!(
+        out_a.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out_a.stderr)
+    );
+    assert_eq!(
+        out_b.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out_b.stderr)
+    );
+    let (sa, sb) = (
+        String::from_utf8_lossy(&out_a.stdout),
+        String::from_utf8_lossy(&out_b.stdout),
+    );
+    let la: Vec<&str> = sa.lines().collect();
+    let lb: Vec<&str> = sb.lines().collect();
+    assert_ne!(la[0], lb[0], "different sandboxes");
+    assert!(
+        sa.contains("only-in-a") && !sb.contains("only-in-a"),
+        "workspaces are separate"
+    );
+    assert_ne!(a.domain, b.domain);
+    assert_ne!(
+        a.dev.runtime_dir.join("lazaret").join(a.domain.as_str()),
+        b.dev.runtime_dir.join("lazaret").join(b.domain.as_str())
+    );
+    a.assert_nothing_left();
+    b.assert_nothing_left();
+}
+
+#[test]
+fn killed_coordinator_ends_sessions_clearly_and_the_next_run_recovers() {
+    let dev = Dev::get();
+    let ws = dev.workspace("kill9");
+    let child = spawn_run(&ws, &["sleep", "60"]);
+    let pid = wait_for(Duration::from_secs(60), || {
+        let ps = ps_json(&dev);
+        let d = ps
+            .as_array()?
+            .iter()
+            .find(|d| d["domain_id"] == ws.domain.as_str())?
+            .clone();
+        (d["sessions"].as_array()?.len() == 1).then(|| d["coordinator_pid"].as_u64())?
+    })
+    .expect("the session is registered");
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let out = child.wait_with_output().expect("lazaret run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(125), "{stderr}");
+    assert!(stderr.contains("Session Coordinator went away"), "{stderr}");
+    assert!(stderr.contains("recovers the Domain"), "{stderr}");
+    // The dead coordinator's containers are still there: nothing assumed they vanished (FR-7).
+    assert_eq!(ws.containers().len(), 2, "{:?}", ws.containers());
+    let r = ws.run(&["echo", "recovered"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert_eq!(r.stdout, "recovered\n");
+    assert!(r.stderr.contains("recovered the Domain"), "{r:?}");
+    ws.assert_nothing_left();
+    assert_traces_conform(&ws);
+}
+
+#[test]
+fn a_loose_runtime_dir_is_refused() {
+    let dev = Dev::get();
+    let ws = dev.workspace("loose");
+    let dir = dev.runtime_dir.join("lazaret").join(ws.domain.as_str());
+    let out = dev.sh(&format!(
+        "mkdir -p '{0}' && chmod 0755 '{0}'",
+        dir.display()
+    ));
+    assert!(out.status.success());
+    let r = ws.run(&["true"]);
+    assert_eq!(r.code, Some(125), "{r:?}");
+    assert!(r.stderr.contains("must be private to you"), "{r:?}");
+    assert!(r.stderr.contains("chmod 700"), "{r:?}");
+    assert!(ws.containers().is_empty(), "nothing started");
+    let _ = dev.sh(&format!("chmod 0700 '{}'", dir.display()));
+}
+
+#[test]
+fn exec_json_reports_status_output_and_session() {
+    let dev = Dev::get();
+    let ws = dev.workspace("exec");
+    let out = dev
+        .lazaret()
+        .args(["exec", "--json", "--max-output", "10", "--", "sh", "-c"])
+        .arg("printf 0123456789ABCDEF; echo oops >&2; exit 4")
+        .current_dir(&ws.path)
+        .stdin(Stdio::null())
+        .output()
+        .expect("lazaret exec");
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(v["exit_code"], 4);
+    assert_eq!(v["stdout"], "0123456789", "cut at --max-output");
+    assert_eq!(v["stderr"], "oops\n");
+    assert_eq!(v["truncated"], true);
+    assert_eq!(v["session_id"].as_str().map(str::len), Some(64));
+    assert!(v["duration_ms"].as_u64().is_some());
+    let log = v["stdout_log"].as_str().expect("full log path reported");
+    let full = dev.sh(&format!("cat '{log}'"));
+    assert_eq!(String::from_utf8_lossy(&full.stdout), "0123456789ABCDEF");
+    ws.assert_nothing_left();
+}
