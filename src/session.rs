@@ -1,8 +1,9 @@
 //! One Client Session (`lazaret run`, `lazaret exec`): join the Domain's Session Coordinator —
 //! starting it when none runs — register, run the command in the shared Agent Sandbox, leave.
 
-use crate::coordinator::client::{Attached, Registration};
+use crate::coordinator::client::Registration;
 use crate::coordinator::launch;
+use crate::coordinator::session_api::{Attached, DomainSession};
 use crate::domain::layout::Layout;
 use crate::domain::lock::LifecycleLock;
 use crate::domain::Domain;
@@ -86,8 +87,8 @@ impl SessionPlan {
             profile: &self.profile.name,
             fingerprint: &self.fingerprint,
         };
-        let mut session = launch::join_or_start(&reg)?;
-        let session_id = session.session_id.as_str().to_owned();
+        let mut session: Box<dyn DomainSession> = Box::new(launch::join_or_start(&reg)?);
+        let session_id = session.session_id().as_str().to_owned();
         tracing::info!(
             domain = %self.domain.id,
             session = %session_id,
@@ -105,13 +106,13 @@ impl SessionPlan {
         };
         let args = sandbox::exec_args(&sandbox_name, &req);
         let program = std::env::var("LAZARET_PODMAN").unwrap_or_else(|_| "podman".to_owned());
-        let outcome = session.run_attached(move |cancel: Cancel| match attach {
+        let outcome = session.run_attached(Box::new(move |cancel: Cancel| match attach {
             Attach::Terminal => crate::terminal::passthrough::run_in_pty(&program, &args, &cancel),
             Attach::Pipes => crate::terminal::passthrough::run_with_pipes(&program, &args, &cancel),
             Attach::Capture { stdout, stderr } => {
                 crate::terminal::passthrough::run_captured(&program, &args, &cancel, stdout, stderr)
             }
-        })?;
+        }))?;
         match outcome {
             Attached::Exited(code) => {
                 tracing::info!(code, "command ended");

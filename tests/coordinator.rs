@@ -8,7 +8,7 @@ mod support;
 use std::collections::BTreeSet;
 use std::process::{Child, Stdio};
 use std::time::Duration;
-use support::{wait_for, Dev, TestWorkspace};
+use support::{processes_matching, wait_for, Dev, TestWorkspace};
 
 fn spawn_run(ws: &TestWorkspace, cmd: &[&str]) -> Child {
     let mut c = ws.dev.lazaret();
@@ -24,19 +24,10 @@ fn coordinators_of(ws: &TestWorkspace) -> Vec<u32> {
         "__coordinator --profile default --workspace {}",
         ws.path.display()
     );
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if text.contains(&needle) {
-            if let Ok(pid) = entry.file_name().to_string_lossy().parse() {
-                pids.push(pid);
-            }
-        }
-    }
-    pids
+    processes_matching(&needle)
+        .into_iter()
+        .map(|(pid, _)| pid)
+        .collect()
 }
 
 fn ps_json(dev: &Dev) -> serde_json::Value {

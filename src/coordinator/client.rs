@@ -2,6 +2,7 @@
 //! register (FR-10), attach, leave — and noticing when the coordinator goes away.
 
 use super::paths;
+use super::session_api::{Attached, DomainSession, SessionCommand};
 use crate::domain::Domain;
 use crate::terminal::cancel::Cancel;
 use anyhow::{bail, Context};
@@ -48,14 +49,6 @@ pub struct ClientSession {
     pub client_cli_id: ComponentId,
 }
 
-/// How an attached command ended.
-pub enum Attached {
-    /// The command ended with this status.
-    Exited(i32),
-    /// The coordinator went away (shut down or died) while the command ran; it was stopped.
-    CoordinatorGone(String),
-}
-
 impl ClientSession {
     /// Joins the running coordinator of `reg.domain`.
     pub fn join(reg: &Registration<'_>) -> Result<ClientSession, JoinError> {
@@ -71,9 +64,14 @@ impl ClientSession {
             client_cli_id,
         })
     }
+}
 
-    /// Tells the coordinator what this session runs; returns the sandbox container to run it in.
-    pub fn attach(&mut self, argv: &[String], cwd: &str, tty: bool) -> anyhow::Result<String> {
+impl DomainSession for ClientSession {
+    fn session_id(&self) -> &SessionId {
+        &self.session_id
+    }
+
+    fn attach(&mut self, argv: &[String], cwd: &str, tty: bool) -> anyhow::Result<String> {
         let msg = ClientMessage::Attach {
             session_id: self.session_id.clone(),
             argv: argv.to_vec(),
@@ -94,12 +92,7 @@ impl ClientSession {
         })
     }
 
-    /// Runs `command` (blocking, e.g. a `podman exec` on the terminal) while watching the
-    /// coordinator: if it goes away, `command` is cancelled and the reason returned.
-    pub fn run_attached<F>(&mut self, command: F) -> anyhow::Result<Attached>
-    where
-        F: FnOnce(Cancel) -> anyhow::Result<i32> + Send + 'static,
-    {
+    fn run_attached(&mut self, command: SessionCommand) -> anyhow::Result<Attached> {
         let cancel = Cancel::default();
         let for_command = cancel.clone();
         let conn = &mut self.conn;
@@ -125,14 +118,13 @@ impl ClientSession {
         })
     }
 
-    /// Ends the Client Session. Returns whether it was the Domain's last one (the coordinator
-    /// is then tearing the Domain down).
-    pub fn leave(mut self) -> anyhow::Result<bool> {
+    fn leave(mut self: Box<Self>) -> anyhow::Result<bool> {
         let msg = ClientMessage::Leave {
             session_id: self.session_id.clone(),
         };
-        let conn = &mut self.conn;
-        self.rt.block_on(async {
+        let this = &mut *self;
+        let conn = &mut this.conn;
+        this.rt.block_on(async {
             framing::send(conn, &msg).await?;
             let stopping = match framing::recv::<_, CoordinatorMessage>(conn).await {
                 Ok(CoordinatorMessage::Left {

@@ -6,9 +6,10 @@
 //! or the error that stopped it.
 
 use super::core::next_stop;
+use super::engine::{Engine, EngineConfig};
 use super::event::Event;
 use super::registry::Registry;
-use super::server::{self, Shared};
+use super::server::{self, Endpoint};
 use super::status::DomainStatus;
 use super::{paths, trace_path};
 use crate::domain::layout::Layout;
@@ -25,7 +26,7 @@ use std::io::Write;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 pub const LOCK_FD: i32 = 3;
@@ -113,41 +114,40 @@ fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> an
         sandbox: runtime.sandbox_name(),
         sessions: Vec::new(),
     };
-    let (shutdown, _) = tokio::sync::watch::channel(None);
-    let shared = Arc::new(Shared {
-        registry: Mutex::new(registry),
-        status: Mutex::new(status.clone()),
-        status_path: paths::status(&domain),
-        anchor,
-        server_config,
+    let config = EngineConfig {
         profile: profile.name.clone(),
         domain_id: domain.id.clone(),
         workspace: domain.workspace.root.clone(),
         fingerprint: profile.fingerprint(&NetworkPolicy::default()),
         sandbox: runtime.sandbox_name(),
-        uid: nix::unistd::getuid().as_raw(),
-        shutdown,
-        empty: tokio::sync::Notify::new(),
-    });
+        status_path: Some(paths::status(&domain)),
+    };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("starting the coordinator's event loop")?;
-    let outcome = rt.block_on(serve(&shared, &socket, ready));
+    let _guard = rt.enter();
+    let endpoint = Arc::new(Endpoint {
+        engine: Arc::new(Engine::new(config, registry, status)),
+        anchor,
+        server_config,
+        uid: nix::unistd::getuid().as_raw(),
+    });
+    let outcome = rt.block_on(serve(&endpoint, &socket, ready));
 
     // Teardown: withdraw publication first, then disconnect sessions, then the resources in
     // the order recovery requires (sandbox, sidecar, State Anchor).
+    let engine = &endpoint.engine;
     let _ = std::fs::remove_file(&socket);
-    let _ = std::fs::remove_file(paths::status(&domain));
-    shared.shutdown.send_replace(Some(match &outcome {
+    if let Some(path) = &engine.config.status_path {
+        let _ = std::fs::remove_file(path);
+    }
+    engine.shut_down(match &outcome {
         Ok(()) => "the Domain is shutting down".to_owned(),
         Err(e) => format!("the Session Coordinator failed: {e:#}"),
-    }));
+    });
     rt.block_on(async { tokio::time::sleep(Duration::from_millis(20)).await });
-    let mut reg = shared
-        .registry
-        .lock()
-        .map_err(|_| anyhow::anyhow!("coordinator state poisoned"))?;
+    let mut reg = engine.registry();
     if outcome.is_ok() {
         if !reg.state().phase.is_stopping() {
             reg.begin_teardown_if_idle();
@@ -188,29 +188,23 @@ fn stop_in_order(reg: &mut Registry, runtime: &mut DomainRuntime) -> anyhow::Res
     result
 }
 
-async fn serve(shared: &Arc<Shared>, socket: &Path, ready: &mut File) -> anyhow::Result<()> {
+async fn serve(endpoint: &Arc<Endpoint>, socket: &Path, ready: &mut File) -> anyhow::Result<()> {
     let listener = tokio::net::UnixListener::bind(socket)
         .with_context(|| format!("binding the coordinator socket {}", socket.display()))?;
-    {
-        let mut reg = shared
-            .registry
-            .lock()
-            .map_err(|_| anyhow::anyhow!("coordinator state poisoned"))?;
-        reg.record(Event::Publish)?;
-    }
-    shared.publish_status();
+    endpoint.engine.registry().record(Event::Publish)?;
     writeln!(ready, "ready").context("reporting ready")?;
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    let mut first_deadline = Box::pin(tokio::time::sleep(FIRST_SESSION_TIMEOUT));
+    let first_deadline = tokio::time::sleep(FIRST_SESSION_TIMEOUT);
+    tokio::pin!(first_deadline);
     let mut any_session = false;
     loop {
         tokio::select! {
             accepted = listener.accept() => {
                 let (stream, _) = accepted.context("accepting a connection")?;
                 any_session = true;
-                tokio::spawn(server::handle(shared.clone(), stream));
+                tokio::spawn(server::handle(endpoint.clone(), stream));
             }
-            _ = shared.empty.notified() => {
+            _ = endpoint.engine.wait_empty() => {
                 tracing::info!("the last Client Session left");
                 return Ok(());
             }

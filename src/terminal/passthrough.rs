@@ -128,26 +128,9 @@ pub fn run_in_pty(program: &str, args: &[String], cancel: &Cancel) -> anyhow::Re
 
 /// Runs `program args` with the inherited stdin/stdout/stderr; returns its exit status.
 pub fn run_with_pipes(program: &str, args: &[String], cancel: &Cancel) -> anyhow::Result<i32> {
-    let mut child = Command::new(program)
-        .args(args)
-        .spawn()
-        .with_context(|| format!("running {program}"))?;
-    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-    cancel.arm(Box::new(move || {
-        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
-    }));
-    let signals = SignalForwarder::start(
-        move |sig| {
-            if let Ok(sig) = nix::sys::signal::Signal::try_from(sig) {
-                let _ = nix::sys::signal::kill(pid, sig);
-            }
-        },
-        || {},
-    )?;
-    let status = child.wait().context("waiting for the command")?;
-    cancel.disarm();
-    drop(signals);
-    Ok(status_code(status))
+    let mut cmd = Command::new(program);
+    cmd.args(args);
+    run_child(cmd, program, cancel)
 }
 
 /// Runs `program args` with stdin closed and stdout/stderr written to the given files (a
@@ -159,13 +142,18 @@ pub fn run_captured(
     stdout: std::fs::File,
     stderr: std::fs::File,
 ) -> anyhow::Result<i32> {
-    let mut child = Command::new(program)
-        .args(args)
+    let mut cmd = Command::new(program);
+    cmd.args(args)
         .stdin(std::process::Stdio::null())
         .stdout(stdout)
-        .stderr(stderr)
-        .spawn()
-        .with_context(|| format!("running {program}"))?;
+        .stderr(stderr);
+    run_child(cmd, program, cancel)
+}
+
+/// Spawns `cmd`, forwards termination signals to it (Lazaret outlives them to tear down),
+/// lets `cancel` kill it, and returns its exit status.
+fn run_child(mut cmd: Command, program: &str, cancel: &Cancel) -> anyhow::Result<i32> {
+    let mut child = cmd.spawn().with_context(|| format!("running {program}"))?;
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     cancel.arm(Box::new(move || {
         let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);

@@ -187,6 +187,10 @@ impl TestWorkspace {
 
     /// Containers of this Domain that still exist.
     pub fn containers(&self) -> Vec<String> {
+        self.try_containers().expect("running podman ps")
+    }
+
+    fn try_containers(&self) -> Result<Vec<String>, String> {
         let out = self
             .dev
             .command("podman")
@@ -194,32 +198,23 @@ impl TestWorkspace {
             .arg(format!("label=lazaret.domain={}", self.domain))
             .stdin(Stdio::null())
             .output()
-            .expect("running podman ps");
-        assert!(
-            out.status.success(),
-            "podman ps: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout)
+            .map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+        }
+        Ok(String::from_utf8_lossy(&out.stdout)
             .lines()
             .map(str::to_owned)
-            .collect()
+            .collect())
     }
 
     /// Host processes whose command line names this Domain (conmon names its container).
     pub fn processes(&self) -> Vec<String> {
         let needle = format!("lazaret-{}", self.domain);
-        let mut found = Vec::new();
-        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-            let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-                continue;
-            };
-            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-            if text.contains(&needle) {
-                found.push(format!("{}: {text}", entry.file_name().to_string_lossy()));
-            }
-        }
-        found
+        processes_matching(&needle)
+            .into_iter()
+            .map(|(pid, cmd)| format!("{pid}: {cmd}"))
+            .collect()
     }
 
     /// After every test: nothing of the Domain runs (FR-6).
@@ -248,7 +243,7 @@ impl TestWorkspace {
 
 impl Drop for TestWorkspace {
     fn drop(&mut self) {
-        for name in self.containers_quiet() {
+        for name in self.try_containers().unwrap_or_default() {
             let _ = self
                 .dev
                 .command("podman")
@@ -265,25 +260,6 @@ impl Drop for TestWorkspace {
     }
 }
 
-impl TestWorkspace {
-    fn containers_quiet(&self) -> Vec<String> {
-        let out = self
-            .dev
-            .command("podman")
-            .args(["ps", "-a", "--format", "{{.Names}}", "--filter"])
-            .arg(format!("label=lazaret.domain={}", self.domain))
-            .stdin(Stdio::null())
-            .output();
-        out.map(|o| {
-            String::from_utf8_lossy(&o.stdout)
-                .lines()
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
-    }
-}
-
 /// Polls `f` until it returns `Some` or `timeout` passes.
 pub fn wait_for<T>(timeout: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
     let deadline = Instant::now() + timeout;
@@ -296,4 +272,22 @@ pub fn wait_for<T>(timeout: Duration, mut f: impl FnMut() -> Option<T>) -> Optio
         }
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// Host processes whose command line contains `needle`: (pid, command line).
+pub fn processes_matching(needle: &str) -> Vec<(u32, String)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if text.contains(needle) {
+            found.push((pid, text));
+        }
+    }
+    found
 }

@@ -1,0 +1,182 @@
+//! The coordinator's engine: Client Session registration, attach and leave over the protocol
+//! core, independent of any transport. The socket server ([`super::server`]) drives it for
+//! remote CLIs; [`super::local::LocalSession`] drives it in-process (for `lazaret tui`).
+
+use super::event::Event;
+use super::registry::Registry;
+use super::state::CliId;
+use super::status::{now_unix_ms, DomainStatus, SessionStatus};
+use lazaret_protocol::messages::{Refusal, RefusalCode};
+use lazaret_protocol::{ComponentId, DomainId, SessionAnchor, SessionId};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use tokio::sync::{watch, Notify};
+
+/// What a Domain's engine serves; fixed for the coordinator's life.
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    pub profile: String,
+    pub domain_id: DomainId,
+    pub workspace: PathBuf,
+    /// Configuration Fingerprint of the configuration that started the Domain.
+    pub fingerprint: String,
+    /// The Agent Sandbox container sessions run their commands in.
+    pub sandbox: String,
+    /// Where `lazaret ps` reads the status (none for a purely in-process engine).
+    pub status_path: Option<PathBuf>,
+}
+
+/// A registered Client Session (FR-10): its Client CLI, Session ID and Session Anchor.
+#[derive(Debug)]
+pub struct Registered {
+    pub cli: CliId,
+    pub session_id: SessionId,
+    pub session_anchor: SessionAnchor,
+}
+
+pub struct Engine {
+    pub config: EngineConfig,
+    registry: Mutex<Registry>,
+    status: Mutex<DomainStatus>,
+    shutdown: watch::Sender<Option<String>>,
+    empty: Notify,
+}
+
+impl Engine {
+    /// An engine over a registry whose Domain is already published (phase Ready).
+    pub fn new(config: EngineConfig, registry: Registry, status: DomainStatus) -> Engine {
+        let (shutdown, _) = watch::channel(None);
+        let engine = Engine {
+            config,
+            registry: Mutex::new(registry),
+            status: Mutex::new(status),
+            shutdown,
+            empty: Notify::new(),
+        };
+        engine.publish_status();
+        engine
+    }
+
+    /// The registry, for lifecycle steps the owner of the engine takes (teardown, failure).
+    pub fn registry(&self) -> MutexGuard<'_, Registry> {
+        self.registry.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn publish_status(&self) {
+        let Some(path) = &self.config.status_path else {
+            return;
+        };
+        let status = self.status.lock().unwrap_or_else(|p| p.into_inner());
+        if let Err(e) = status.write(path) {
+            tracing::warn!("writing {}: {e}", path.display());
+        }
+    }
+
+    /// Registers a Client Session for an authenticated Client CLI, or says why not.
+    pub fn register(
+        &self,
+        client_cli_id: &ComponentId,
+        fingerprint: &str,
+        workspace: &Path,
+    ) -> Result<Registered, Refusal> {
+        if fingerprint != self.config.fingerprint {
+            return Err(Refusal::config_mismatch(
+                &self.config.fingerprint,
+                fingerprint,
+            ));
+        }
+        if workspace != self.config.workspace {
+            return Err(Refusal {
+                code: RefusalCode::Binding,
+                reason: format!(
+                    "this coordinator serves the workspace {}, not {}",
+                    self.config.workspace.display(),
+                    workspace.display()
+                ),
+            });
+        }
+        let unavailable = |why: String| Refusal {
+            code: RefusalCode::Unavailable,
+            reason: format!("the Domain takes no new sessions now ({why}); try again"),
+        };
+        let cli = {
+            let mut reg = self.registry();
+            let cli = reg.arrive().map_err(|e| unavailable(e.to_string()))?;
+            if let Err(e) = reg.record(Event::Register { cli }) {
+                let _ = reg.record(Event::Refuse { cli });
+                return Err(unavailable(e.to_string()));
+            }
+            cli
+        };
+        let ids = SessionId::generate().and_then(|s| Ok((s, SessionAnchor::generate()?)));
+        let (session_id, session_anchor) = match ids {
+            Ok(ids) => ids,
+            Err(e) => {
+                self.leave(cli, None);
+                return Err(unavailable(e.to_string()));
+            }
+        };
+        if let Ok(mut st) = self.status.lock() {
+            st.sessions.push(SessionStatus {
+                session_id: session_id.as_str().to_owned(),
+                client_cli_id: client_cli_id.as_str().to_owned(),
+                command: Vec::new(),
+                started_unix_ms: now_unix_ms(),
+            });
+        }
+        self.publish_status();
+        tracing::info!(client_cli = %client_cli_id, session = %session_id.as_str(), "session registered");
+        Ok(Registered {
+            cli,
+            session_id,
+            session_anchor,
+        })
+    }
+
+    /// Records what a session runs; returns the sandbox container to run it in.
+    pub fn attach(&self, session: &SessionId, argv: &[String]) -> String {
+        if let Ok(mut st) = self.status.lock() {
+            if let Some(s) = st
+                .sessions
+                .iter_mut()
+                .find(|s| s.session_id == session.as_str())
+            {
+                s.command = argv.to_vec();
+            }
+        }
+        self.publish_status();
+        self.config.sandbox.clone()
+    }
+
+    /// Ends a Client Session (left, cancelled or disconnected). The last one begins the
+    /// teardown at once, so that no new session slips in (FR-6); returns whether it did.
+    pub fn leave(&self, cli: CliId, session: Option<&SessionId>) -> bool {
+        let stopping = {
+            let mut reg = self.registry();
+            let _ = reg.record(Event::Leave { cli });
+            reg.sessions() == 0 && reg.begin_teardown_if_idle()
+        };
+        if let (Some(session), Ok(mut st)) = (session, self.status.lock()) {
+            st.sessions.retain(|s| s.session_id != session.as_str());
+        }
+        self.publish_status();
+        if stopping {
+            self.empty.notify_one();
+        }
+        stopping
+    }
+
+    /// Resolves once the last Client Session has left.
+    pub async fn wait_empty(&self) {
+        self.empty.notified().await;
+    }
+
+    /// Tells every session the Domain is going away, and why.
+    pub fn shut_down(&self, reason: String) {
+        self.shutdown.send_replace(Some(reason));
+    }
+
+    pub fn subscribe_shutdown(&self) -> watch::Receiver<Option<String>> {
+        self.shutdown.subscribe()
+    }
+}

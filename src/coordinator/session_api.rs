@@ -1,0 +1,30 @@
+//! One client interface to a Domain's engine, whether it runs in this process (`lazaret tui`:
+//! [`super::local::LocalSession`]) or in a detached coordinator over the socket (`lazaret run`,
+//! `lazaret exec`: [`super::client::ClientSession`]).
+
+use crate::terminal::cancel::Cancel;
+use lazaret_protocol::SessionId;
+
+/// A command run by a Client Session: blocking, cancellable from another thread.
+pub type SessionCommand = Box<dyn FnOnce(Cancel) -> anyhow::Result<i32> + Send>;
+
+/// How an attached command ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Attached {
+    /// The command ended with this status.
+    Exited(i32),
+    /// The coordinator went away (shut down or died) while the command ran; it was stopped.
+    CoordinatorGone(String),
+}
+
+/// A registered Client Session of a Domain.
+pub trait DomainSession {
+    fn session_id(&self) -> &SessionId;
+    /// Tells the engine what this session runs; returns the sandbox container to run it in.
+    fn attach(&mut self, argv: &[String], cwd: &str, tty: bool) -> anyhow::Result<String>;
+    /// Runs `command` while watching the engine: if the Domain goes away, `command` is
+    /// cancelled and the reason returned.
+    fn run_attached(&mut self, command: SessionCommand) -> anyhow::Result<Attached>;
+    /// Ends the session; returns whether it was the Domain's last (teardown has begun).
+    fn leave(self: Box<Self>) -> anyhow::Result<bool>;
+}
