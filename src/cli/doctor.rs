@@ -4,9 +4,11 @@ use crate::doctor::{self, Status};
 use crate::domain::layout::Layout;
 use clap::Args;
 
-/// Check this host for everything `lazaret run` needs (podman, runsc and its flags, subordinate
-/// ids, the XDG runtime dir, /dev/net/tun, rootless storage, cgroups, images) and print the exact
-/// fix for each failing check. Exit status: 0 when nothing fails, 1 otherwise.
+/// Check this host's prerequisites and print the fix for each failing one
+///
+/// Checks everything `lazaret run` needs (podman, runsc and its flags, subordinate ids, the XDG
+/// runtime dir, /dev/net/tun, rootless storage, cgroups, images) and prints the exact fix for
+/// each failing check. Exit status: 0 when nothing fails, 1 otherwise.
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
     /// Print the checks as JSON (an array of {name, status, detail, fix}).

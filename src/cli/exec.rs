@@ -9,7 +9,9 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-/// Run one command in the Agent Sandbox of the current workspace without a terminal: stdin is
+/// Run one command without a terminal, output captured (for scripts and agents)
+///
+/// Runs one command in the Agent Sandbox of the current workspace without a terminal: stdin is
 /// closed, stdout and stderr are captured. Joins the Domain if it runs, starts it otherwise.
 /// Output beyond --max-output bytes per stream is cut; the full output then stays in a log file
 /// whose path is reported.

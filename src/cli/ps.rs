@@ -4,7 +4,9 @@ use crate::coordinator::status::DomainStatus;
 use crate::domain::layout::Layout;
 use clap::Args;
 
-/// List the running Domains of this user: workspace, profile, coordinator and Client Sessions.
+/// List the running Domains and their Client Sessions
+///
+/// Lists the running Domains of this user: workspace, profile, coordinator and Client Sessions.
 #[derive(Debug, Args)]
 pub struct PsArgs {
     /// Print a JSON array of Domains (domain_id, profile, workspace, coordinator_pid, phase,

@@ -4,10 +4,13 @@ use crate::domain::layout::Layout;
 use crate::session::{self, RunOptions};
 use clap::Args;
 
-/// Run a command (default: the profile's shell, `bash -l`) in the Agent Sandbox of the
+/// Run a command (default: a shell) in the Agent Sandbox of this workspace
+///
+/// Runs the command (default: the profile's shell, `bash -l`) in the Agent Sandbox of the
 /// workspace around the current directory. The workspace is the Git top level when inside a
 /// repository; it is mounted read-write at /workspace and the command starts in the matching
-/// subdirectory. The exit status is the command's.
+/// subdirectory. Several `lazaret run`s in one workspace share one sandbox. The exit status is
+/// the command's; 125 when Lazaret itself fails.
 ///
 /// Examples:
 ///   lazaret run                      an interactive shell in the sandbox

@@ -170,18 +170,27 @@ fn stop_in_order(reg: &mut Registry, runtime: &mut DomainRuntime) -> anyhow::Res
     let mut result = Ok(());
     while let Some(event) = next_stop(reg.state()) {
         let done = match event {
-            Event::StopSandbox => runtime.stop_sandbox(),
-            Event::StopSidecar => runtime.stop_sidecar(),
+            // Both up: one podman call removes the sandbox, then the sidecar.
+            Event::StopSandbox if reg.state().sidecar => runtime
+                .stop_sandbox_then_sidecar()
+                .and_then(|()| reg.record(Event::StopSandbox).map_err(Into::into))
+                .map(|()| Event::StopSidecar),
+            Event::StopSandbox => runtime.stop_sandbox().map(|()| event),
+            Event::StopSidecar => runtime.stop_sidecar().map(|()| event),
             // No State Anchor mount exists yet; absent is bookkeeping.
-            _ => Ok(()),
+            _ => Ok(event),
         };
-        if let Err(e) = done {
-            tracing::error!("{e:#}");
-            result = Err(e);
-            break;
-        }
-        if reg.record(event).is_err() {
-            break;
+        match done {
+            Ok(done) => {
+                if reg.record(done).is_err() {
+                    break;
+                }
+            }
+            Err(e) => {
+                tracing::error!("{e:#}");
+                result = Err(e);
+                break;
+            }
         }
     }
     runtime.tear_down()?;

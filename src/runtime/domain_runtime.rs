@@ -110,10 +110,23 @@ impl DomainRuntime {
         self.remove("sidecar")
     }
 
-    /// Removes the sandbox, then the sidecar: the order recovery requires (FR-7).
+    /// Removes the sandbox, then the sidecar — the order recovery requires (FR-7) — in one
+    /// podman call: `rm --depend` on the sidecar removes the containers that depend on it (the
+    /// sandbox) before it, and saves a podman start-up (~100 ms of a cold run's teardown).
+    pub fn stop_sandbox_then_sidecar(&self) -> anyhow::Result<()> {
+        let name = self.domain.container_name("sidecar");
+        self.podman.run(
+            "removing the Agent Sandbox, then the Network Sidecar",
+            [
+                "rm", "--force", "--ignore", "--depend", "--time", "0", &name,
+            ],
+        )?;
+        // A sandbox whose sidecar was already gone is not a dependent any more.
+        self.stop_sandbox()
+    }
+
     fn remove_containers(&self) -> anyhow::Result<()> {
-        self.stop_sandbox()?;
-        self.stop_sidecar()
+        self.stop_sandbox_then_sidecar()
     }
 
     pub fn tear_down(&mut self) -> anyhow::Result<()> {
