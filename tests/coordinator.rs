@@ -67,10 +67,16 @@ fn assert_traces_conform(ws: &TestWorkspace) -> usize {
 fn ten_clis_at_once_share_one_coordinator_sidecar_and_sandbox() {
     let dev = Dev::get();
     let ws = dev.workspace("ten");
-    // Each prints the sandbox's hostname (its container ID) and holds on until all have joined.
+    // Each prints the sandbox's hostname (its container ID) and holds on until the test has
+    // seen all ten registered and drops `.go` into the workspace.
+    let hold = "hostname; while [ ! -e /workspace/.go ]; do sleep 0.1; done";
     let children: Vec<Child> = (0..10)
-        .map(|_| spawn_run(&ws, &["sh", "-c", "hostname; sleep 4"]))
+        .map(|_| spawn_run(&ws, &["sh", "-c", hold]))
         .collect();
+    let release = || {
+        let go = ws.dev.sh(&format!("touch '{}/.go'", ws.path.display()));
+        assert!(go.status.success());
+    };
     let seen = wait_for(Duration::from_secs(60), || {
         let ps = ps_json(&dev);
         let mine = ps
@@ -79,14 +85,30 @@ fn ten_clis_at_once_share_one_coordinator_sidecar_and_sandbox() {
             .find(|d| d["domain_id"] == ws.domain.as_str())?
             .clone();
         (mine["sessions"].as_array()?.len() == 10).then_some(mine)
-    })
-    .expect("all ten sessions registered in one Domain");
-    assert_eq!(coordinators_of(&ws).len(), 1, "exactly one coordinator");
+    });
+    let Some(seen) = seen else {
+        release();
+        let outputs: Vec<String> = children
+            .into_iter()
+            .map(|c| match c.wait_with_output() {
+                Ok(out) => format!(
+                    "{:?}: {}",
+                    out.status.code(),
+                    String::from_utf8_lossy(&out.stderr)
+                ),
+                Err(e) => e.to_string(),
+            })
+            .collect();
+        panic!("the ten sessions were never registered at once: {outputs:#?}");
+    };
+    let one_coordinator = coordinators_of(&ws).len();
+    let containers = ws.containers();
+    release();
+    assert_eq!(one_coordinator, 1, "exactly one coordinator");
     assert_eq!(
-        ws.containers().len(),
+        containers.len(),
         2,
-        "one sidecar and one sandbox: {:?}",
-        ws.containers()
+        "one sidecar and one sandbox: {containers:?}"
     );
     assert_eq!(seen["sessions"].as_array().map(Vec::len), Some(10));
     let mut hostnames = BTreeSet::new();

@@ -167,34 +167,23 @@ fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> an
 /// Recovery and teardown in the model's order (§3.2, FR-7): each step the core allows next is
 /// carried out, then recorded. Whatever the model believes, the runtime is finally torn down.
 fn stop_in_order(reg: &mut Registry, runtime: &mut DomainRuntime) -> anyhow::Result<()> {
-    let mut result = Ok(());
     while let Some(event) = next_stop(reg.state()) {
         let done = match event {
-            // Both up: one podman call removes the sandbox, then the sidecar.
-            Event::StopSandbox if reg.state().sidecar => runtime
-                .stop_sandbox_then_sidecar()
-                .and_then(|()| reg.record(Event::StopSandbox).map_err(Into::into))
-                .map(|()| Event::StopSidecar),
-            Event::StopSandbox => runtime.stop_sandbox().map(|()| event),
-            Event::StopSidecar => runtime.stop_sidecar().map(|()| event),
+            Event::StopSandbox => runtime.stop_sandbox(),
+            Event::StopSidecar => runtime.stop_sidecar(),
             // No State Anchor mount exists yet; absent is bookkeeping.
-            _ => Ok(event),
+            _ => Ok(()),
         };
-        match done {
-            Ok(done) => {
-                if reg.record(done).is_err() {
-                    break;
-                }
-            }
-            Err(e) => {
-                tracing::error!("{e:#}");
-                result = Err(e);
-                break;
-            }
+        if let Err(e) = done {
+            tracing::error!("{e:#}");
+            runtime.tear_down()?;
+            return Err(e);
+        }
+        if reg.record(event).is_err() {
+            break;
         }
     }
-    runtime.tear_down()?;
-    result
+    runtime.tear_down()
 }
 
 async fn serve(endpoint: &Arc<Endpoint>, socket: &Path, ready: &mut File) -> anyhow::Result<()> {

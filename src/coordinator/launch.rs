@@ -52,7 +52,7 @@ pub fn join_or_start(reg: &Registration<'_>) -> anyhow::Result<ClientSession> {
 /// Under the lifecycle lock with no coordinator: a previous owner died. Stop its sandbox, then
 /// its sidecar (then, once it exists, unmount the State Anchor) before a new start (FR-7).
 fn recover(reg: &Registration<'_>) -> anyhow::Result<()> {
-    let runtime = DomainRuntime::new(Podman::default(), reg.domain.clone());
+    let mut runtime = DomainRuntime::new(Podman::default(), reg.domain.clone());
     if runtime.recover_leftovers()? {
         eprintln!(
             "lazaret: recovered the Domain of {} after an interrupted run",
