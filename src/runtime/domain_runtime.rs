@@ -89,7 +89,31 @@ impl DomainRuntime {
         created?;
         ready?;
         sandbox::start(podman, domain)?;
-        gvisor::verify_container(podman, &self.sandbox_name(), wrapper)?;
+        // One inspect of both: the sandbox's runtime check, and both conmon pids for teardown.
+        let names = [self.sandbox_name(), domain.container_name("sidecar")];
+        let out = podman.run(
+            "checking that the Agent Sandbox runs under gVisor",
+            [
+                "inspect",
+                "--format",
+                gvisor::INSPECT_FORMAT,
+                &names[0],
+                &names[1],
+            ],
+        )?;
+        let inspected: Vec<gvisor::Inspected> =
+            out.lines().filter_map(gvisor::Inspected::parse).collect();
+        let Some(sandbox) = inspected.first() else {
+            anyhow::bail!(
+                "checking that the Agent Sandbox runs under gVisor: podman inspect said {out:?}"
+            );
+        };
+        gvisor::verify_sandbox(sandbox, wrapper)?;
+        self.conmons = inspected
+            .iter()
+            .map(|i| i.conmon_pid)
+            .filter(|p| *p > 0)
+            .collect();
         Ok(())
     }
 

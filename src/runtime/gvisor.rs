@@ -2,7 +2,6 @@
 //! runtime must be Lazaret's runsc wrapper, the process hosting it must be runsc's sandbox, and
 //! the kernel seen inside must be gVisor's.
 
-use super::podman::Podman;
 use anyhow::{bail, Context};
 use std::path::Path;
 
@@ -23,31 +22,44 @@ pub fn exec_prelude() -> Vec<String> {
     vec!["/bin/sh".into(), "-c".into(), script, "lazaret".into()]
 }
 
-/// Host-side checks of a started sandbox container.
-pub fn verify_container(podman: &Podman, name: &str, wrapper: &Path) -> anyhow::Result<()> {
+/// What `podman inspect` says of a started container.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inspected {
+    pub runtime: String,
+    pub pid: u32,
+    pub conmon_pid: i32,
+}
+
+/// `podman inspect --format` giving one [`Inspected`] line per container.
+pub const INSPECT_FORMAT: &str = "{{.OCIRuntime}} {{.State.Pid}} {{.State.ConmonPid}}";
+
+impl Inspected {
+    /// Parses one line of [`INSPECT_FORMAT`] (the runtime path may not contain spaces).
+    pub fn parse(line: &str) -> Option<Inspected> {
+        let mut parts = line.split_whitespace();
+        let runtime = parts.next()?.to_owned();
+        let pid = parts.next()?.parse().ok()?;
+        let conmon_pid = parts.next()?.parse().ok()?;
+        parts.next().is_none().then_some(Inspected {
+            runtime,
+            pid,
+            conmon_pid,
+        })
+    }
+}
+
+/// Host-side checks of the started sandbox: its OCI runtime is the wrapper and its process is
+/// runsc's sandbox; refuses to go on otherwise.
+pub fn verify_sandbox(sandbox: &Inspected, wrapper: &Path) -> anyhow::Result<()> {
     let step = "checking that the Agent Sandbox runs under gVisor";
-    let out = podman.run(
-        step,
-        [
-            "inspect",
-            "--format",
-            "{{.OCIRuntime}} {{.State.Pid}}",
-            name,
-        ],
-    )?;
-    let (runtime, pid) = out
-        .trim()
-        .rsplit_once(' ')
-        .with_context(|| format!("{step}: unexpected podman inspect output {out:?}"))?;
-    if Path::new(runtime) != wrapper {
+    if Path::new(&sandbox.runtime) != wrapper {
         bail!(
-            "{step}: the container's OCI runtime is {runtime:?}, not {} — refusing to go on",
+            "{step}: the container's OCI runtime is {:?}, not {} — refusing to go on",
+            sandbox.runtime,
             wrapper.display()
         );
     }
-    let pid: u32 = pid
-        .parse()
-        .with_context(|| format!("{step}: container pid {pid:?}"))?;
+    let pid = sandbox.pid;
     let cmdline = std::fs::read(format!("/proc/{pid}/cmdline"))
         .with_context(|| format!("{step}: reading the command line of pid {pid}"))?;
     let argv0 = cmdline.split(|b| *b == 0).next().unwrap_or_default();
@@ -61,4 +73,46 @@ pub fn verify_container(podman: &Podman, name: &str, wrapper: &Path) -> anyhow::
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inspect_lines_parse_strictly() {
+        assert_eq!(
+            Inspected::parse("/usr/local/bin/lazaret-runsc 123 120"),
+            Some(Inspected {
+                runtime: "/usr/local/bin/lazaret-runsc".into(),
+                pid: 123,
+                conmon_pid: 120
+            })
+        );
+        assert_eq!(Inspected::parse("runc 1"), None);
+        assert_eq!(Inspected::parse("runc 1 2 3"), None);
+        assert_eq!(Inspected::parse("runc x 2"), None);
+    }
+
+    #[test]
+    fn a_sandbox_not_on_the_wrapper_is_refused() {
+        let runc = Inspected {
+            runtime: "runc".into(),
+            pid: std::process::id(),
+            conmon_pid: 0,
+        };
+        let err = verify_sandbox(&runc, Path::new("/usr/local/bin/lazaret-runsc"));
+        assert!(err.is_err_and(|e| e.to_string().contains("refusing to go on")));
+    }
+
+    #[test]
+    fn a_process_that_is_not_runsc_is_refused() {
+        let me = Inspected {
+            runtime: "/w".into(),
+            pid: std::process::id(),
+            conmon_pid: 0,
+        };
+        let err = verify_sandbox(&me, Path::new("/w"));
+        assert!(err.is_err_and(|e| e.to_string().contains("not runsc's sandbox")));
+    }
 }
