@@ -70,6 +70,7 @@ fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> an
     let trace = trace_path(layout, &domain, &coordinator_id);
     if let Some(dir) = trace.parent() {
         crate::domain::layout::ensure_private_dir(dir)?;
+        super::prune_traces(dir);
     }
     let mut registry = Registry::new(Some(&trace));
     registry.start_as_leader()?;

@@ -40,3 +40,52 @@ pub fn trace_path(layout: &Layout, domain: &Domain, coordinator: &ComponentId) -
         .join("traces")
         .join(format!("{}-{}.jsonl", domain.id, coordinator.as_str()))
 }
+
+/// Traces kept in the state dir; older ones are removed when a coordinator starts.
+pub const TRACES_KEPT: usize = 100;
+
+/// Removes all but the newest [`TRACES_KEPT`] trace files.
+pub fn prune_traces(dir: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut traces: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    if traces.len() <= TRACES_KEPT {
+        return;
+    }
+    traces.sort();
+    for (_, path) in &traces[..traces.len() - TRACES_KEPT] {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+#[cfg(test)]
+mod prune_tests {
+    use super::*;
+    use std::time::{Duration, SystemTime};
+
+    #[test]
+    fn only_the_newest_traces_are_kept() -> anyhow::Result<()> {
+        let t = tempfile::tempdir()?;
+        let base = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        for i in 0..TRACES_KEPT + 5 {
+            let f = std::fs::File::create(t.path().join(format!("d-{i}.jsonl")))?;
+            f.set_modified(base + Duration::from_secs(i as u64))?;
+        }
+        std::fs::write(t.path().join("other.txt"), "not a trace")?;
+        prune_traces(t.path());
+        let left: Vec<String> = std::fs::read_dir(t.path())?
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(left.len(), TRACES_KEPT + 1);
+        assert!(!left.contains(&"d-4.jsonl".to_owned()), "the oldest went");
+        assert!(left.contains(&"d-5.jsonl".to_owned()));
+        assert!(left.contains(&"other.txt".to_owned()));
+        Ok(())
+    }
+}
