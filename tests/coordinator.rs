@@ -258,3 +258,73 @@ fn exec_json_reports_status_output_and_session() {
     assert_eq!(String::from_utf8_lossy(&full.stdout), "0123456789ABCDEF");
     ws.assert_nothing_left();
 }
+
+/// Waits until the Domain shows `n` sessions in `lazaret ps --json`; returns the coordinator pid.
+fn wait_sessions(ws: &TestWorkspace, n: usize) -> u64 {
+    wait_for(Duration::from_secs(60), || {
+        let ps = ps_json(&ws.dev);
+        let d = ps
+            .as_array()?
+            .iter()
+            .find(|d| d["domain_id"] == ws.domain.as_str())?
+            .clone();
+        (d["sessions"].as_array()?.len() == n).then(|| d["coordinator_pid"].as_u64())?
+    })
+    .unwrap_or_else(|| panic!("{n} session(s) registered"))
+}
+
+#[test]
+fn a_killed_cli_leaves_and_the_domain_is_torn_down() {
+    let dev = Dev::get();
+    let ws = dev.workspace("cli-kill9");
+    let marker = format!("sleep 61{}", std::process::id() % 1000);
+    let child = spawn_run(&ws, &["sh", "-c", &marker]);
+    let coordinator = wait_sessions(&ws, 1);
+    let cli: Vec<u32> = processes_matching(&format!("lazaret run -- sh -c {marker}"))
+        .into_iter()
+        .filter(|(_, cmd)| !cmd.starts_with("runuser"))
+        .map(|(pid, _)| pid)
+        .collect();
+    assert_eq!(cli.len(), 1, "the CLI process: {cli:?}");
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &cli[0].to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let _ = child.wait_with_output();
+    // The coordinator sees the session's connection drop: the last session is gone (FR-6).
+    let gone = wait_for(Duration::from_secs(30), || {
+        let alive = std::path::Path::new(&format!("/proc/{coordinator}")).exists();
+        (!alive).then_some(())
+    });
+    assert!(
+        gone.is_some(),
+        "the coordinator tore the Domain down and exited"
+    );
+    ws.assert_nothing_left();
+    assert_traces_conform(&ws);
+}
+
+#[test]
+fn a_terminated_coordinator_tells_its_sessions_why() {
+    let dev = Dev::get();
+    let ws = dev.workspace("term");
+    let child = spawn_run(&ws, &["sleep", "60"]);
+    let coordinator = wait_sessions(&ws, 1);
+    let term = std::process::Command::new("kill")
+        .args(["-TERM", &coordinator.to_string()])
+        .status()
+        .expect("kill");
+    assert!(term.success());
+    let out = child.wait_with_output().expect("lazaret run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(125), "{stderr}");
+    assert!(stderr.contains("the Domain is shutting down"), "{stderr}");
+    // An orderly shutdown tears down itself: nothing for the next run to recover.
+    wait_for(Duration::from_secs(30), || {
+        ws.containers().is_empty().then_some(())
+    })
+    .expect("containers removed");
+    ws.assert_nothing_left();
+    assert_traces_conform(&ws);
+}
