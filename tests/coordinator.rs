@@ -328,3 +328,70 @@ fn a_terminated_coordinator_tells_its_sessions_why() {
     ws.assert_nothing_left();
     assert_traces_conform(&ws);
 }
+
+const FOREIGN_CLIENT: &str = r#"
+import json, socket, struct, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+body = json.dumps({"type": "enroll", "profile": "default"}).encode()
+s.settimeout(10)
+try:
+    s.sendall(struct.pack(">I", len(body)) + body)
+    data = s.recv(65536)
+except OSError:
+    data = b""
+print("answered" if data else "refused")
+"#;
+
+#[test]
+fn a_peer_of_another_uid_is_refused_before_enrollment() {
+    let dev = Dev::get();
+    let ws = dev.workspace("peer-uid");
+    let hold = "while [ ! -e /workspace/.go ]; do sleep 0.1; done";
+    let child = spawn_run(&ws, &["sh", "-c", hold]);
+    wait_sessions(&ws, 1);
+    let socket = dev
+        .runtime_dir
+        .join("lazaret")
+        .join(ws.domain.as_str())
+        .join("coordinator.sock");
+    // Root (uid 0, not the developer) can open the 0700 dir, but the coordinator checks
+    // SO_PEERCRED and closes the connection without enrolling it (SR-10).
+    let mut foreign = if support::is_root() {
+        std::process::Command::new("python3")
+    } else {
+        let mut c = std::process::Command::new("sudo");
+        c.args(["-n", "python3"]);
+        c
+    };
+    let out = foreign
+        .args(["-c", FOREIGN_CLIENT])
+        .arg(&socket)
+        .output()
+        .expect("python3 as root (the test needs root or passwordless sudo)");
+    let verdict = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    // The developer's own uid is answered: the refusal is the uid check's.
+    let own = dev
+        .command("python3")
+        .args(["-c", FOREIGN_CLIENT])
+        .arg(&socket)
+        .output()
+        .expect("python3 as the developer");
+    let own_verdict = String::from_utf8_lossy(&own.stdout).trim().to_owned();
+    let go = dev.sh(&format!("touch '{}/.go'", ws.path.display()));
+    assert!(go.status.success());
+    let _ = child.wait_with_output();
+    assert_eq!(
+        verdict,
+        "refused",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        own_verdict,
+        "answered",
+        "{}",
+        String::from_utf8_lossy(&own.stderr)
+    );
+    ws.assert_nothing_left();
+}
