@@ -18,6 +18,9 @@ use std::time::{Duration, Instant};
 /// previous coordinator tearing down).
 pub const JOIN_TIMEOUT: Duration = Duration::from_secs(180);
 
+/// A start slower than this gets a progress line on stderr.
+const PROGRESS_AFTER: Duration = Duration::from_secs(2);
+
 /// Joins the Domain, starting its coordinator first if none runs.
 pub fn join_or_start(reg: &Registration<'_>) -> anyhow::Result<ClientSession> {
     let deadline = Instant::now() + JOIN_TIMEOUT;
@@ -103,7 +106,17 @@ fn start_coordinator(reg: &Registration<'_>, lock: LifecycleLock) -> anyhow::Res
     std::thread::spawn(move || {
         let _ = child.wait();
     });
-    let report = read_report(ready_r)?;
+    let started = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let seen = started.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(PROGRESS_AFTER);
+        if !seen.load(std::sync::atomic::Ordering::SeqCst) {
+            eprintln!("lazaret: starting the Domain (a first run also builds the sidecar image)…");
+        }
+    });
+    let report = read_report(ready_r);
+    started.store(true, std::sync::atomic::Ordering::SeqCst);
+    let report = report?;
     match report.trim() {
         "ready" => Ok(()),
         other => {
