@@ -8,16 +8,7 @@ mod support;
 use std::collections::BTreeSet;
 use std::process::{Child, Stdio};
 use std::time::Duration;
-use support::{processes_matching, wait_for, Dev, TestWorkspace};
-
-fn spawn_run(ws: &TestWorkspace, cmd: &[&str]) -> Child {
-    let mut c = ws.dev.lazaret();
-    c.arg("run").arg("--").args(cmd).current_dir(&ws.path);
-    c.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    c.spawn().expect("spawning lazaret run")
-}
+use support::{processes_matching, wait_for, Dev, TestWorkspace, HOLD};
 
 fn coordinators_of(ws: &TestWorkspace) -> Vec<u32> {
     let needle = format!(
@@ -69,14 +60,8 @@ fn ten_clis_at_once_share_one_coordinator_sidecar_and_sandbox() {
     let ws = dev.workspace("ten");
     // Each prints the sandbox's hostname (its container ID) and holds on until the test has
     // seen all ten registered and drops `.go` into the workspace.
-    let hold = "hostname; while [ ! -e /workspace/.go ]; do sleep 0.1; done";
-    let children: Vec<Child> = (0..10)
-        .map(|_| spawn_run(&ws, &["sh", "-c", hold]))
-        .collect();
-    let release = || {
-        let go = ws.dev.sh(&format!("touch '{}/.go'", ws.path.display()));
-        assert!(go.status.success());
-    };
+    let hold = format!("hostname; {HOLD}");
+    let children: Vec<Child> = (0..10).map(|_| ws.spawn(&["sh", "-c", &hold])).collect();
     let seen = wait_for(Duration::from_secs(60), || {
         let ps = ps_json(&dev);
         let mine = ps
@@ -87,7 +72,7 @@ fn ten_clis_at_once_share_one_coordinator_sidecar_and_sandbox() {
         (mine["sessions"].as_array()?.len() == 10).then_some(mine)
     });
     let Some(seen) = seen else {
-        release();
+        ws.release();
         let outputs: Vec<String> = children
             .into_iter()
             .map(|c| match c.wait_with_output() {
@@ -103,7 +88,7 @@ fn ten_clis_at_once_share_one_coordinator_sidecar_and_sandbox() {
     };
     let one_coordinator = coordinators_of(&ws).len();
     let containers = ws.containers();
-    release();
+    ws.release();
     assert_eq!(one_coordinator, 1, "exactly one coordinator");
     assert_eq!(
         containers.len(),
@@ -139,8 +124,8 @@ fn two_workspaces_are_two_domains_that_share_nothing() {
         "hostname; readlink /proc/self/ns/net; ls /workspace; touch /workspace/mine; sleep 3",
     ];
     std::fs::write(a.path.join("only-in-a"), "a").expect("write");
-    let run_a = spawn_run(&a, &probe);
-    let run_b = spawn_run(&b, &probe);
+    let run_a = a.spawn(&probe);
+    let run_b = b.spawn(&probe);
     let out_a = run_a.wait_with_output().expect("run a");
     let out_b = run_b.wait_with_output().expect("run b");
     assert_eq!(
@@ -179,7 +164,7 @@ fn two_workspaces_are_two_domains_that_share_nothing() {
 fn killed_coordinator_ends_sessions_clearly_and_the_next_run_recovers() {
     let dev = Dev::get();
     let ws = dev.workspace("kill9");
-    let child = spawn_run(&ws, &["sleep", "60"]);
+    let child = ws.spawn(&["sleep", "60"]);
     let pid = wait_for(Duration::from_secs(60), || {
         let ps = ps_json(&dev);
         let d = ps
@@ -278,7 +263,7 @@ fn a_killed_cli_leaves_and_the_domain_is_torn_down() {
     let dev = Dev::get();
     let ws = dev.workspace("cli-kill9");
     let marker = format!("sleep 61{}", std::process::id() % 1000);
-    let child = spawn_run(&ws, &["sh", "-c", &marker]);
+    let child = ws.spawn(&["sh", "-c", &marker]);
     let coordinator = wait_sessions(&ws, 1);
     let cli: Vec<u32> = processes_matching(&format!("lazaret run -- sh -c {marker}"))
         .into_iter()
@@ -309,7 +294,7 @@ fn a_killed_cli_leaves_and_the_domain_is_torn_down() {
 fn a_terminated_coordinator_tells_its_sessions_why() {
     let dev = Dev::get();
     let ws = dev.workspace("term");
-    let child = spawn_run(&ws, &["sleep", "60"]);
+    let child = ws.spawn(&["sleep", "60"]);
     let coordinator = wait_sessions(&ws, 1);
     let term = std::process::Command::new("kill")
         .args(["-TERM", &coordinator.to_string()])
@@ -347,8 +332,7 @@ print("answered" if data else "refused")
 fn a_peer_of_another_uid_is_refused_before_enrollment() {
     let dev = Dev::get();
     let ws = dev.workspace("peer-uid");
-    let hold = "while [ ! -e /workspace/.go ]; do sleep 0.1; done";
-    let child = spawn_run(&ws, &["sh", "-c", hold]);
+    let child = ws.spawn(&["sh", "-c", HOLD]);
     wait_sessions(&ws, 1);
     let socket = dev
         .runtime_dir
@@ -378,8 +362,7 @@ fn a_peer_of_another_uid_is_refused_before_enrollment() {
         .output()
         .expect("python3 as the developer");
     let own_verdict = String::from_utf8_lossy(&own.stdout).trim().to_owned();
-    let go = dev.sh(&format!("touch '{}/.go'", ws.path.display()));
-    assert!(go.status.success());
+    ws.release();
     let _ = child.wait_with_output();
     assert_eq!(
         verdict,

@@ -2,18 +2,9 @@
 
 mod support;
 
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
-use support::{wait_for, Dev, TestWorkspace};
-
-fn spawn_run(ws: &TestWorkspace, cmd: &[&str]) -> Child {
-    let mut c = ws.dev.lazaret();
-    c.arg("run").arg("--").args(cmd).current_dir(&ws.path);
-    c.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    c.spawn().expect("spawning lazaret run")
-}
+use support::{finish, wait_for, Dev, HOLD};
 
 /// Mount points the sandbox may have: its own file systems, the workspace, podman's files.
 const ALLOWED_MOUNTS: [&str; 13] = [
@@ -53,26 +44,16 @@ fn host_secrets_environment_and_paths_stay_outside() {
          grep -c '{home}' /proc/self/mountinfo || true; echo ---; ls /proc/self/fd",
         home = dev.home.display()
     );
-    // Secrets in the CLI's environment (given with env: runuser rebuilds the environment).
-    let out = dev
-        .command("env")
-        .args([
+    // Secrets in the CLI's environment must not reach the sandbox.
+    let r = ws.run_with_env(
+        &[
             "SSH_AUTH_SOCK=/tmp/ssh-agent.sock",
             "AWS_SECRET_ACCESS_KEY=host-secret",
-        ])
-        .arg(support::lazaret_bin())
-        .args(["run", "--", "sh", "-c", &script])
-        .current_dir(&ws.path)
-        .stdin(Stdio::null())
-        .output()
-        .expect("lazaret run");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
+        &["sh", "-c", &script],
     );
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let stdout = r.stdout;
     let parts: Vec<&str> = stdout.split("---\n").collect();
     assert_eq!(parts.len(), 5, "{stdout}");
     assert_eq!(parts[0], "", "host canaries found inside: {}", parts[0]);
@@ -121,10 +102,8 @@ fn ns(pid: u64, kind: &str) -> String {
 fn sandbox_namespaces_are_not_the_hosts_and_its_network_is_the_sidecars() {
     let dev = Dev::get();
     let ws = dev.workspace("ns");
-    let hold =
-        "echo $$ > /workspace/.inside-pid; while [ ! -e /workspace/.go ]; do sleep 0.1; done; \
-                kill -0 1 && echo own-init-visible; ls /proc | grep -c '^[0-9]'";
-    let child = spawn_run(&ws, &["sh", "-c", hold]);
+    let hold = format!("echo $$ > /workspace/.inside-pid; {HOLD}; ls /proc | grep -c '^[0-9]'");
+    let child = ws.spawn(&["sh", "-c", &hold]);
     let pids = wait_for(Duration::from_secs(60), || {
         let names = [
             format!("lazaret-{}-sandbox", ws.domain),
@@ -166,16 +145,10 @@ fn sandbox_namespaces_are_not_the_hosts_and_its_network_is_the_sidecars() {
         ns(sidecar, "net"),
         "joined the sidecar's network namespace"
     );
-    let go = dev.sh(&format!("touch '{}/.go'", ws.path.display()));
-    assert!(go.status.success());
-    let out = child.wait_with_output().expect("lazaret run");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ws.release();
+    let r = finish(child);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let stdout = r.stdout;
     // Inside, only the sandbox's own few processes exist (gVisor's PID namespace).
     let visible: usize = stdout
         .lines()

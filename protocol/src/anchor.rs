@@ -142,19 +142,10 @@ impl TrustAnchor {
         let now = SystemTime::now();
         let not_before = OffsetDateTime::from(now - BACKDATE);
         let not_after = OffsetDateTime::from(now + CA_VALIDITY);
-        let mut params = CertificateParams::default();
-        params.not_before = not_before;
-        params.not_after = not_after;
-        params.serial_number = Some(random_serial()?);
-        let mut dn = DistinguishedName::new();
-        dn.push(DnType::OrganizationName, "Lazaret");
         // A per-run nonce in the name: another run's CA never even looks like this one.
         let run = crate::identity::random_hex::<8>()?;
-        dn.push(
-            DnType::CommonName,
-            format!("Lazaret Trust Anchor {domain_id} {run}"),
-        );
-        params.distinguished_name = dn;
+        let name = format!("Lazaret Trust Anchor {domain_id} {run}");
+        let mut params = base_params(&name, not_before, not_after)?;
         params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
         params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
         let key = KeyPair::generate()?;
@@ -242,17 +233,8 @@ pub(crate) fn leaf_params(
     not_before: OffsetDateTime,
     not_after: OffsetDateTime,
 ) -> Result<CertificateParams, IssueError> {
-    let mut params = CertificateParams::default();
-    params.not_before = not_before;
-    params.not_after = not_after;
-    params.serial_number = Some(random_serial()?);
-    let mut dn = DistinguishedName::new();
-    dn.push(DnType::OrganizationName, "Lazaret");
-    dn.push(
-        DnType::CommonName,
-        format!("lazaret {}", identity.role().as_str()),
-    );
-    params.distinguished_name = dn;
+    let name = format!("lazaret {}", identity.role().as_str());
+    let mut params = base_params(&name, not_before, not_after)?;
     params.is_ca = IsCa::ExplicitNoCa;
     params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
     params.extended_key_usages = vec![
@@ -266,6 +248,24 @@ pub(crate) fn leaf_params(
     }
     sans.push(SanType::URI(identity.to_uri().try_into()?));
     params.subject_alt_names = sans;
+    Ok(params)
+}
+
+/// Validity, a random serial and the subject `O=Lazaret, CN=<common_name>`: what every
+/// certificate of a Trust Anchor has.
+fn base_params(
+    common_name: &str,
+    not_before: OffsetDateTime,
+    not_after: OffsetDateTime,
+) -> Result<CertificateParams, IssueError> {
+    let mut params = CertificateParams::default();
+    params.not_before = not_before;
+    params.not_after = not_after;
+    params.serial_number = Some(random_serial()?);
+    let mut dn = DistinguishedName::new();
+    dn.push(DnType::OrganizationName, "Lazaret");
+    dn.push(DnType::CommonName, common_name);
+    params.distinguished_name = dn;
     Ok(params)
 }
 

@@ -263,38 +263,24 @@ pub async fn server_handshake<T>(
 where
     T: AsyncRead + AsyncWrite + Unpin,
 {
-    let (versions, software) = match recv::<_, ClientMessage>(conn).await {
-        Ok(ClientMessage::Hello { versions, software }) => (versions, software),
-        Ok(_) => {
-            let message = "the first message must be hello".to_owned();
-            let _ = send(
-                conn,
-                &CoordinatorMessage::Error {
-                    message: message.clone(),
-                },
-            )
-            .await;
-            return Err(HandshakeError::Unexpected(message));
+    let message = match recv::<_, ClientMessage>(conn).await {
+        Ok(ClientMessage::Hello { versions, software }) => {
+            let answer = answer_hello(&versions, supported);
+            send(conn, &answer).await?;
+            return match answer {
+                CoordinatorMessage::Welcome { version } => Ok((version, software)),
+                _ => Err(HandshakeError::NoCommonVersion { offered: versions }),
+            };
         }
-        Err(FrameError::Malformed(e)) => {
-            let message = format!("malformed message: {e}");
-            let _ = send(
-                conn,
-                &CoordinatorMessage::Error {
-                    message: message.clone(),
-                },
-            )
-            .await;
-            return Err(HandshakeError::Unexpected(message));
-        }
+        Ok(_) => "the first message must be hello".to_owned(),
+        Err(FrameError::Malformed(e)) => format!("malformed message: {e}"),
         Err(e) => return Err(e.into()),
     };
-    let answer = answer_hello(&versions, supported);
-    send(conn, &answer).await?;
-    match answer {
-        CoordinatorMessage::Welcome { version } => Ok((version, software)),
-        _ => Err(HandshakeError::NoCommonVersion { offered: versions }),
-    }
+    let error = CoordinatorMessage::Error {
+        message: message.clone(),
+    };
+    let _ = send(conn, &error).await;
+    Err(HandshakeError::Unexpected(message))
 }
 
 fn kind(msg: &CoordinatorMessage) -> &'static str {

@@ -9,7 +9,7 @@ use clap::Args;
 /// Lists the running Domains of this user: workspace, profile, coordinator and Client Sessions.
 #[derive(Debug, Args)]
 pub struct PsArgs {
-    /// Print a JSON array of Domains (domain_id, profile, workspace, coordinator_pid, phase,
+    /// Print a JSON array of Domains (domain_id, profile, workspace, coordinator_pid, coordinator_id,
     /// sandbox, sessions[{session_id, client_cli_id, command, started_unix_ms}]).
     #[arg(long)]
     pub json: bool,

@@ -111,7 +111,6 @@ fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> an
         workspace: domain.workspace.root.clone(),
         coordinator_pid: std::process::id(),
         coordinator_id: coordinator_id.as_str().to_owned(),
-        phase: "ready".into(),
         sandbox: runtime.sandbox_name(),
         sessions: Vec::new(),
     };

@@ -62,7 +62,6 @@ fn recover(reg: &Registration<'_>) -> anyhow::Result<()> {
             reg.domain.workspace.root.display()
         );
     }
-    let _ = std::fs::remove_file(super::paths::socket(reg.domain));
     let _ = std::fs::remove_file(super::paths::status(reg.domain));
     Ok(())
 }

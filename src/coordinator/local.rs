@@ -113,7 +113,6 @@ mod tests {
             workspace: workspace.clone(),
             coordinator_pid: std::process::id(),
             coordinator_id: "c".into(),
-            phase: "ready".into(),
             sandbox: "sandbox-x".into(),
             sessions: Vec::new(),
         };

@@ -19,7 +19,6 @@ pub struct DomainStatus {
     pub workspace: PathBuf,
     pub coordinator_pid: u32,
     pub coordinator_id: String,
-    pub phase: String,
     pub sandbox: String,
     pub sessions: Vec<SessionStatus>,
 }

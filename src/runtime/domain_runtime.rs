@@ -54,7 +54,8 @@ impl DomainRuntime {
         Ok(true)
     }
 
-    /// Sidecar first with its policy installed, then the sandbox, checked to be gVisor.
+    /// Sidecar first with its policy installed, then the sandbox, checked to be gVisor. The
+    /// caller (the startup leader) has already recovered leftovers of a dead owner.
     pub fn bring_up(
         &mut self,
         profile: &AgentProfile,
@@ -62,7 +63,6 @@ impl DomainRuntime {
         images: &Path,
         wrapper: &Path,
     ) -> anyhow::Result<()> {
-        self.recover_leftovers()?;
         image.ensure(&self.podman, images)?;
         self.mark_up()?;
         let policy = NetworkPolicy::default();

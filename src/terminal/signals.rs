@@ -18,8 +18,8 @@ pub struct SignalForwarder {
 
 impl SignalForwarder {
     /// `on_terminate` runs on the first termination signal; `on_winch` on every SIGWINCH.
-    /// When `tty` is false, SIGINT and SIGQUIT are left to reach the command through the
-    /// terminal's process group as usual; Lazaret then only outlives them to tear down.
+    /// Lazaret itself never dies of these signals while the handler is installed, so the
+    /// session always leaves and the terminal is always restored on the normal path.
     pub fn start(
         on_terminate: impl Fn(i32) + Send + 'static,
         on_winch: impl Fn() + Send + 'static,

@@ -8,7 +8,7 @@
 
 use lazaret_protocol::DomainId;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// The unprivileged user Lazaret runs as in tests.
@@ -144,6 +144,20 @@ pub struct TestWorkspace {
     pub domain: DomainId,
 }
 
+/// A sandbox command that holds its session open until the test calls
+/// [`TestWorkspace::release`].
+pub const HOLD: &str = "while [ ! -e /workspace/.go ]; do sleep 0.1; done";
+
+/// Waits for a spawned `lazaret run` and collects its output.
+pub fn finish(child: Child) -> Run {
+    let out = child.wait_with_output().expect("waiting for lazaret");
+    Run {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
 /// Output of one `lazaret` invocation, with its streams as text.
 #[derive(Debug)]
 pub struct Run {
@@ -155,34 +169,51 @@ pub struct Run {
 impl TestWorkspace {
     /// `lazaret run -- <cmd>` in `dir` (relative to the workspace) with `stdin` piped in.
     pub fn run_in(&self, dir: &str, cmd: &[&str], stdin: Option<&str>) -> Run {
-        let mut c = self.dev.lazaret();
-        c.arg("run")
-            .arg("--")
-            .args(cmd)
-            .current_dir(self.path.join(dir));
-        c.stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-        let mut child = c.spawn().expect("spawning lazaret");
+        let mut child = self.spawn_in(dir, &[], cmd, stdin.is_some());
         if let Some(text) = stdin {
             use std::io::Write;
             let mut pipe = child.stdin.take().expect("stdin pipe");
             pipe.write_all(text.as_bytes()).expect("writing stdin");
         }
-        let out = child.wait_with_output().expect("waiting for lazaret");
-        Run {
-            code: out.status.code(),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        finish(child)
     }
 
     pub fn run(&self, cmd: &[&str]) -> Run {
         self.run_in("", cmd, None)
+    }
+
+    /// `lazaret run -- <cmd>` with extra variables in the CLI's environment (given through
+    /// `env`: runuser rebuilds the environment).
+    pub fn run_with_env(&self, env: &[&str], cmd: &[&str]) -> Run {
+        finish(self.spawn_in("", env, cmd, false))
+    }
+
+    /// Starts `lazaret run -- <cmd>` in the background; see [`HOLD`] and [`Self::release`].
+    pub fn spawn(&self, cmd: &[&str]) -> Child {
+        self.spawn_in("", &[], cmd, false)
+    }
+
+    fn spawn_in(&self, dir: &str, env: &[&str], cmd: &[&str], stdin: bool) -> Child {
+        let mut c = self.dev.command("env");
+        c.args(env)
+            .arg(lazaret_bin())
+            .args(["run", "--"])
+            .args(cmd)
+            .current_dir(self.path.join(dir))
+            .stdin(if stdin { Stdio::piped() } else { Stdio::null() })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        c.spawn().expect("spawning lazaret run")
+    }
+
+    /// Lets every session running [`HOLD`] end.
+    pub fn release(&self) {
+        let go = self.dev.sh(&format!("touch '{}/.go'", self.path.display()));
+        assert!(
+            go.status.success(),
+            "{}",
+            String::from_utf8_lossy(&go.stderr)
+        );
     }
 
     /// Containers of this Domain that still exist.
