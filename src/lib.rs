@@ -3,11 +3,13 @@
 //! The library holds the engine; `main.rs` is the only place that exits the process.
 
 pub mod cli;
+pub mod config;
 pub mod coordinator;
 pub mod doctor;
 pub mod domain;
 pub mod logging;
 pub mod profile;
+pub mod profile_setup;
 pub mod runtime;
 pub mod session;
 pub mod terminal;

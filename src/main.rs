@@ -11,9 +11,12 @@ const LAZARET_FAILED: u8 = 125;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // Refuse root before touching anything, not even a log file (SR-1).
+    // Refuse root before touching anything, not even a log file (SR-1). Commands that only
+    // read (the host check, the configuration) are exempt.
     let refused = match cli.command {
-        Command::Doctor(_) => Ok(()),
+        Command::Doctor(_) | Command::Config(_) | Command::Profile(_) => Ok(()),
+        // Runs as root of podman's rootless user namespace, never as the host's root.
+        Command::StateAnchorNs(_) => Ok(()),
         _ => lazaret::session::refuse_root(),
     };
     let result = refused.and_then(|_| Layout::from_env()).and_then(|layout| {
@@ -23,7 +26,10 @@ fn main() -> ExitCode {
             Command::Exec(args) => cli::exec::execute(&layout, args),
             Command::Ps(args) => cli::ps::execute(&layout, args),
             Command::Doctor(args) => cli::doctor::execute(&layout, args),
+            Command::Config(args) => cli::config::execute(&layout, args),
+            Command::Profile(args) => cli::profile::execute(&layout, args),
             Command::Coordinator(args) => cli::coordinator::execute(&layout, args),
+            Command::StateAnchorNs(args) => cli::state_anchor_ns::execute(args),
         }
     });
     match result {

@@ -1,75 +1,99 @@
-//! Agent Profile: what an agent runs in. A built-in default means no configuration file is needed.
+//! Agent Profile: what an agent runs in — image, command, environment, persistent paths,
+//! extra volumes, network policy, auto-approval rules and workspace protections (spec §2).
+//!
+//! Profiles come from the built-in set (`shell`, `claude`, `codex`) and from trusted host
+//! configuration (`$XDG_CONFIG_HOME/lazaret/config.toml`, see `crate::config`). This file holds
+//! only the resolved, validated form every other part of Lazaret consumes.
 
-/// Image of the default profile, built by `scripts/setup` from `images/base/recipe`.
+use crate::runtime::network_policy::NetworkPolicy;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Image of the built-in profiles, built by `scripts/setup` from `images/base/recipe`.
 pub const DEFAULT_BASE_IMAGE: &str = "localhost/lazaret/base:bookworm";
-pub const DEFAULT_PROFILE: &str = "default";
+/// The profile used when neither `--profile` nor `default_profile` in the configuration says.
+pub const DEFAULT_PROFILE: &str = "shell";
 
-/// A developer-selected description of an agent's image, command and capabilities (spec §2).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A validated Agent Profile. Every path is absolute and normalised (no `.`/`..`, no trailing
+/// slash); every list is in configuration order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct AgentProfile {
     pub name: String,
+    /// One-line description shown by `lazaret profile list`.
+    pub description: String,
     pub image: String,
     /// Command run when `lazaret run` is given none.
     pub command: Vec<String>,
+    /// Environment of every command run in the sandbox (on top of the image's).
+    pub env: BTreeMap<String, String>,
+    /// Container paths kept in State Anchors (overlay of the image's content and a
+    /// Domain-scoped upper dir, spec §3.4). Never `/`, never under `/workspace`, none inside another.
+    pub persistent: Vec<PathBuf>,
+    /// Extra host directories mounted into the sandbox.
+    pub volumes: Vec<Volume>,
+    /// Egress policy installed by the Network Sidecar.
+    #[serde(serialize_with = "serialize_policy")]
+    pub network: NetworkPolicy,
+    /// Whether Git-ignored workspace paths are presented from Ignored Workspace State (SR-13);
+    /// only trusted configuration turns this off (FR-9).
+    pub isolate_ignored: bool,
+    /// Workspace-relative editor configuration dirs hidden behind transient storage when present.
+    pub hide_editor_dirs: Vec<PathBuf>,
+    /// Host Escalation auto-approval rules (used by the Escalation Mailbox, issue #6).
+    pub auto_approve: Vec<AutoApproveRule>,
+    /// Run once per Domain, on the first launch whose sandbox lacks `creates`.
+    pub setup: Option<SetupStep>,
+}
+
+/// A host directory mounted into the sandbox.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Volume {
+    pub host: PathBuf,
+    pub container: PathBuf,
+    pub read_only: bool,
+}
+
+/// An auto-approval rule: the exact argv, or that argv as a prefix when `trailing_args` says so.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AutoApproveRule {
+    pub argv: Vec<String>,
+    pub trailing_args: bool,
+}
+
+/// First-launch installation (e.g. an agent's CLI from the npm registry into a State Anchor).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SetupStep {
+    /// Run inside the sandbox, output shown as progress.
+    pub command: Vec<String>,
+    /// Container path whose existence means the setup has already run.
+    pub creates: PathBuf,
+}
+
+fn serialize_policy<S: serde::Serializer>(p: &NetworkPolicy, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeStruct;
+    let mut st = s.serialize_struct("NetworkPolicy", 2)?;
+    let allow: Vec<String> = p.allow.iter().map(ToString::to_string).collect();
+    let deny: Vec<String> = p.deny.iter().map(ToString::to_string).collect();
+    st.serialize_field("allow", &allow)?;
+    st.serialize_field("deny", &deny)?;
+    st.end()
 }
 
 impl AgentProfile {
-    /// Resolves a profile by name. Until host configuration exists, only the built-in default does.
-    pub fn resolve(name: Option<&str>) -> anyhow::Result<AgentProfile> {
-        match name.unwrap_or(DEFAULT_PROFILE) {
-            DEFAULT_PROFILE => Ok(AgentProfile::builtin_default()),
-            other => anyhow::bail!(
-                "unknown Agent Profile {other:?}: the only profile available is the built-in \
-                 {DEFAULT_PROFILE:?} (omit --profile to use it)"
-            ),
-        }
-    }
-
-    /// Configuration Fingerprint: a digest of everything from the validated host configuration
-    /// that shapes a running Domain (profile and network policy). CLIs whose fingerprint
-    /// differs from the running Domain's are refused instead of silently joining.
-    pub fn fingerprint(&self, policy: &crate::runtime::network_policy::NetworkPolicy) -> String {
+    /// Configuration Fingerprint: a digest of the validated canonical form (the profile's
+    /// serialisation, which includes its network policy). CLIs whose fingerprint differs from
+    /// the running Domain's are refused instead of silently joining.
+    pub fn fingerprint(&self) -> String {
         use sha2::{Digest, Sha256};
+        let canonical = serde_json::to_vec(self).unwrap_or_default();
         let mut h = Sha256::new();
-        for part in [self.name.as_str(), self.image.as_str()]
-            .into_iter()
-            .chain(self.command.iter().map(String::as_str))
-        {
-            h.update((part.len() as u64).to_be_bytes());
-            h.update(part.as_bytes());
-        }
-        h.update(policy.render_nft().as_bytes());
+        h.update(&canonical);
+        h.update(self.network.render_nft().as_bytes());
         h.finalize()
             .iter()
             .take(16)
             .map(|b| format!("{b:02x}"))
             .collect()
-    }
-
-    pub fn builtin_default() -> AgentProfile {
-        AgentProfile {
-            name: DEFAULT_PROFILE.to_owned(),
-            image: DEFAULT_BASE_IMAGE.to_owned(),
-            command: vec!["bash".to_owned(), "-l".to_owned()],
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn default_profile_needs_no_config() {
-        let p = AgentProfile::resolve(None).map_err(|e| e.to_string());
-        assert_eq!(p, Ok(AgentProfile::builtin_default()));
-    }
-
-    #[test]
-    fn unknown_profile_says_what_exists() {
-        let err = AgentProfile::resolve(Some("nope"))
-            .err()
-            .map(|e| e.to_string());
-        assert!(err.unwrap_or_default().contains("\"default\""));
     }
 }

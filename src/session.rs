@@ -8,7 +8,6 @@ use crate::domain::layout::Layout;
 use crate::domain::lock::LifecycleLock;
 use crate::domain::Domain;
 use crate::profile::AgentProfile;
-use crate::runtime::network_policy::NetworkPolicy;
 use crate::runtime::sandbox::{self, ExecRequest};
 use crate::terminal::cancel::Cancel;
 use anyhow::{bail, Context};
@@ -62,17 +61,29 @@ pub struct SessionPlan {
 impl SessionPlan {
     pub fn new(layout: &Layout, opts: &RunOptions) -> anyhow::Result<SessionPlan> {
         refuse_root()?;
-        let profile = AgentProfile::resolve(opts.profile.as_deref())?;
+        let config = crate::config::HostConfig::load(layout)?;
+        let profile = config.profile(opts.profile.as_deref())?;
         let cwd = std::env::current_dir().context("reading the current directory")?;
         let domain = Domain::resolve(layout, &profile.name, &cwd)?;
+        let mut mounted: Vec<&std::path::Path> = vec![&domain.workspace.root];
+        mounted.extend(profile.volumes.iter().map(|v| v.host.as_path()));
+        config.check_outside(&mounted)?;
         domain.prepare_dirs(layout)?;
+        if std::fs::symlink_metadata(domain.workspace.root.join(".git")).is_err() {
+            eprintln!(
+                "lazaret: note: {} is not a Git repository: no Git Sentry protections or Ignored \
+                 Workspace State apply; a repository created inside (git init) is protected from \
+                 the next launch on",
+                domain.workspace.root.display()
+            );
+        }
         let command = if opts.command.is_empty() {
             profile.command.clone()
         } else {
             opts.command.clone()
         };
         Ok(SessionPlan {
-            fingerprint: profile.fingerprint(&NetworkPolicy::default()),
+            fingerprint: profile.fingerprint(),
             domain,
             profile,
             command,
@@ -98,6 +109,7 @@ impl SessionPlan {
         let tty = matches!(attach, Attach::Terminal);
         let workdir = self.domain.workspace.sandbox_cwd().display().to_string();
         let sandbox_name = session.attach(&self.command, &workdir, tty)?;
+        crate::profile_setup::ensure(&self.domain, &self.profile, &sandbox_name)?;
         let req = ExecRequest {
             command: self.command.clone(),
             workdir,

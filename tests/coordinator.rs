@@ -12,7 +12,7 @@ use support::{processes_matching, wait_for, Dev, TestWorkspace, HOLD};
 
 fn coordinators_of(ws: &TestWorkspace) -> Vec<u32> {
     let needle = format!(
-        "__coordinator --profile default --workspace {}",
+        "__coordinator --profile shell --workspace {}",
         ws.path.display()
     );
     processes_matching(&needle)
@@ -306,10 +306,15 @@ fn a_terminated_coordinator_tells_its_sessions_why() {
     assert_eq!(out.status.code(), Some(125), "{stderr}");
     assert!(stderr.contains("the Domain is shutting down"), "{stderr}");
     // An orderly shutdown tears down itself: nothing for the next run to recover.
+    let marker = dev
+        .runtime_dir
+        .join("lazaret")
+        .join(ws.domain.as_str())
+        .join("resources");
     wait_for(Duration::from_secs(30), || {
-        ws.containers().is_empty().then_some(())
+        (ws.containers().is_empty() && !marker.exists()).then_some(())
     })
-    .expect("containers removed");
+    .expect("containers removed and State Anchors unmounted");
     ws.assert_nothing_left();
     assert_traces_conform(&ws);
 }
@@ -318,7 +323,7 @@ const FOREIGN_CLIENT: &str = r#"
 import json, socket, struct, sys
 s = socket.socket(socket.AF_UNIX)
 s.connect(sys.argv[1])
-body = json.dumps({"type": "enroll", "profile": "default"}).encode()
+body = json.dumps({"type": "enroll", "profile": "shell"}).encode()
 s.settimeout(10)
 try:
     s.sendall(struct.pack(">I", len(body)) + body)

@@ -6,8 +6,9 @@ use std::process::Stdio;
 use std::time::Duration;
 use support::{finish, wait_for, Dev, HOLD};
 
-/// Mount points the sandbox may have: its own file systems, the workspace, podman's files.
-const ALLOWED_MOUNTS: [&str; 13] = [
+/// Mount points the sandbox may have: its own file systems, the workspace and its Git Sentry
+/// protections, the default profile's State Anchors, podman's files.
+const ALLOWED_MOUNTS: [&str; 21] = [
     "/",
     "/dev",
     "/dev/pts",
@@ -17,6 +18,14 @@ const ALLOWED_MOUNTS: [&str; 13] = [
     "/proc",
     "/tmp",
     "/workspace",
+    "/workspace/.git",
+    "/workspace/.git/config",
+    "/workspace/.git/hooks",
+    "/usr",
+    "/etc",
+    "/var",
+    "/root",
+    "/opt",
     "/etc/hosts",
     "/etc/hostname",
     "/etc/resolv.conf",

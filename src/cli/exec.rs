@@ -27,7 +27,7 @@ pub struct ExecArgs {
     /// stdout_log, stderr_log (logs only when truncated). Lazaret's own failure: {"error": …}.
     #[arg(long)]
     pub json: bool,
-    /// Agent Profile to run (default: the built-in "default" profile).
+    /// Agent Profile to run (default: `default_profile` of the host configuration, else the built-in "shell"; see `lazaret profile list`).
     #[arg(long, value_name = "NAME")]
     pub profile: Option<String>,
     /// Bytes of each stream kept in the output; the rest stays in the log file.

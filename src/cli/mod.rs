@@ -1,10 +1,13 @@
 //! Command-line interface: one file per verb.
 
+pub mod config;
 pub mod coordinator;
 pub mod doctor;
 pub mod exec;
+pub mod profile;
 pub mod ps;
 pub mod run;
+pub mod state_anchor_ns;
 
 use clap::{Parser, Subcommand};
 
@@ -30,6 +33,10 @@ pub enum Command {
     Exec(exec::ExecArgs),
     Ps(ps::PsArgs),
     Doctor(doctor::DoctorArgs),
+    Config(config::ConfigArgs),
+    Profile(profile::ProfileArgs),
     #[command(name = "__coordinator", hide = true)]
     Coordinator(coordinator::CoordinatorArgs),
+    #[command(name = "__state-anchor", hide = true)]
+    StateAnchorNs(state_anchor_ns::StateAnchorNsArgs),
 }

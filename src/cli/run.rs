@@ -19,7 +19,7 @@ use clap::Args;
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct RunArgs {
-    /// Agent Profile to run (default: the built-in "default" profile).
+    /// Agent Profile to run (default: `default_profile` of the host configuration, else the built-in "shell"; see `lazaret profile list`).
     #[arg(long, value_name = "NAME")]
     pub profile: Option<String>,
     /// The command and its arguments, after `--`.

@@ -14,9 +14,7 @@ use super::status::DomainStatus;
 use super::{paths, trace_path};
 use crate::domain::layout::Layout;
 use crate::domain::Domain;
-use crate::profile::AgentProfile;
 use crate::runtime::domain_runtime::DomainRuntime;
-use crate::runtime::network_policy::NetworkPolicy;
 use crate::runtime::podman::Podman;
 use crate::runtime::sidecar_image::{sibling_binary, SidecarImage};
 use anyhow::{bail, Context};
@@ -58,7 +56,7 @@ pub fn main(layout: &Layout, profile: &str, workspace: &Path) -> anyhow::Result<
 
 fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> anyhow::Result<i32> {
     let lock = inherited(LOCK_FD, "lifecycle lock")?;
-    let profile = AgentProfile::resolve(Some(profile))?;
+    let profile = crate::config::HostConfig::load(layout)?.profile(Some(profile))?;
     let domain = Domain::resolve(layout, &profile.name, workspace)?;
     // The inherited lock must be this Domain's (OR-1).
     let lock_meta = lock.metadata()?;
@@ -91,7 +89,8 @@ fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> an
     let image = SidecarImage::locate()?;
     let mut runtime = DomainRuntime::new(podman, domain.clone());
     let images = layout.storage_root().join("images");
-    // No State Anchor yet (a later issue): the model's mount step has nothing to mount.
+    // bring_up carries out the model's MountStateAnchor, StartSidecar, InstallPolicy and
+    // StartSandbox in that order; the trace records them once it returns.
     registry.record(Event::MountStateAnchor)?;
     registry.record(Event::StartSidecar)?;
     let up = runtime.bring_up(&profile, &image, &images, &wrapper);
@@ -118,7 +117,7 @@ fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> an
         profile: profile.name.clone(),
         domain_id: domain.id.clone(),
         workspace: domain.workspace.root.clone(),
-        fingerprint: profile.fingerprint(&NetworkPolicy::default()),
+        fingerprint: profile.fingerprint(),
         sandbox: runtime.sandbox_name(),
         status_path: Some(paths::status(&domain)),
     };
@@ -157,6 +156,8 @@ fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> an
     }
     let down = stop_in_order(&mut reg, &mut runtime);
     drop(reg);
+    // Nothing of the runtime may act once the lock is released.
+    drop(runtime);
     tracing::info!(domain = %domain.id, "coordinator stopped");
     drop(lock);
     outcome?;
@@ -171,7 +172,7 @@ fn stop_in_order(reg: &mut Registry, runtime: &mut DomainRuntime) -> anyhow::Res
         let done = match event {
             Event::StopSandbox => runtime.stop_sandbox(),
             Event::StopSidecar => runtime.stop_sidecar(),
-            // No State Anchor mount exists yet; absent is bookkeeping.
+            Event::UnmountStateAnchor => runtime.release_state_anchors(),
             _ => Ok(()),
         };
         if let Err(e) = done {

@@ -22,11 +22,16 @@ impl Workspace {
     pub fn resolve(cwd: &Path) -> anyhow::Result<Workspace> {
         let cwd = std::fs::canonicalize(cwd)
             .with_context(|| format!("resolving the workspace directory {}", cwd.display()))?;
-        let root = cwd
+        let mut root = cwd
             .ancestors()
             .find(|dir| std::fs::symlink_metadata(dir.join(".git")).is_ok())
             .unwrap_or(&cwd)
             .to_path_buf();
+        // Inside a submodule, the workspace is its superproject: git in a submodule needs the
+        // superproject's `.git/modules`, which is only visible when the superproject is mounted.
+        while let Some(superproject) = superproject_of(&root) {
+            root = superproject;
+        }
         let relative_cwd = cwd
             .strip_prefix(&root)
             .unwrap_or(Path::new(""))
@@ -78,6 +83,22 @@ impl Workspace {
     }
 }
 
+/// The superproject of the submodule checked out at `dir`: `dir/.git` is a file pointing into
+/// `<ancestor>/.git/modules/`.
+fn superproject_of(dir: &Path) -> Option<PathBuf> {
+    let meta = std::fs::symlink_metadata(dir.join(".git")).ok()?;
+    if !meta.is_file() || meta.len() > 4096 {
+        return None;
+    }
+    let text = std::fs::read_to_string(dir.join(".git")).ok()?;
+    let gitdir = Path::new(text.trim_end().strip_prefix("gitdir: ")?);
+    let gitdir = std::fs::canonicalize(dir.join(gitdir)).ok()?;
+    let text = gitdir.to_string_lossy();
+    let (prefix, _) = text.split_once("/.git/modules/")?;
+    let superproject = PathBuf::from(prefix);
+    (dir.starts_with(&superproject) && dir != superproject).then_some(superproject)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,6 +122,19 @@ mod tests {
         std::fs::create_dir_all(wt.join("src"))?;
         std::fs::write(wt.join(".git"), "gitdir: /elsewhere\n")?;
         assert_eq!(Workspace::resolve(&wt.join("src"))?.root, wt);
+        Ok(())
+    }
+
+    #[test]
+    fn a_submodule_belongs_to_its_superproject() -> anyhow::Result<()> {
+        let t = tempfile::tempdir()?;
+        let top = std::fs::canonicalize(t.path())?.join("super");
+        std::fs::create_dir_all(top.join(".git/modules/lib"))?;
+        std::fs::create_dir_all(top.join("lib/src"))?;
+        std::fs::write(top.join("lib/.git"), "gitdir: ../.git/modules/lib\n")?;
+        let ws = Workspace::resolve(&top.join("lib/src"))?;
+        assert_eq!(ws.root, top);
+        assert_eq!(ws.relative_cwd, Path::new("lib/src"));
         Ok(())
     }
 

@@ -1,10 +1,10 @@
 //! A Domain's transient runtime resources — Network Sidecar, then Agent Sandbox — brought up
 //! in the order SR-5 requires and removed in the order recovery requires (FR-7).
 
-use super::network_policy::NetworkPolicy;
 use super::podman::Podman;
 use super::sidecar_image::SidecarImage;
-use super::{gvisor, sandbox, sidecar};
+use super::state_anchor::StateAnchors;
+use super::{gvisor, sandbox, sandbox_mounts, sidecar};
 use crate::domain::Domain;
 use crate::profile::AgentProfile;
 use anyhow::Context;
@@ -50,12 +50,15 @@ impl DomainRuntime {
         tracing::warn!(domain = %self.domain.id, "recovering leftovers of an interrupted run");
         self.remove_containers()
             .context("recovering the leftovers of an interrupted run")?;
+        self.release_state_anchors()
+            .context("recovering the leftovers of an interrupted run")?;
         let _ = std::fs::remove_file(&self.marker);
         Ok(true)
     }
 
-    /// Sidecar first with its policy installed, then the sandbox, checked to be gVisor. The
-    /// caller (the startup leader) has already recovered leftovers of a dead owner.
+    /// State Anchors mounted and verified, then the sidecar with its policy installed, then the
+    /// sandbox, checked to be gVisor. The caller (the startup leader) has already recovered
+    /// leftovers of a dead owner.
     pub fn bring_up(
         &mut self,
         profile: &AgentProfile,
@@ -63,9 +66,26 @@ impl DomainRuntime {
         images: &Path,
         wrapper: &Path,
     ) -> anyhow::Result<()> {
+        let anchors = StateAnchors::new(&self.domain, &profile.image, &profile.persistent);
+        let planned = sandbox_mounts::plan(&self.domain, profile, &anchors)?;
+        for note in &planned.notes {
+            tracing::info!(domain = %self.domain.id, "{note}");
+        }
+        for m in &planned.mounts {
+            tracing::debug!(container = %m.container.display(), kind = ?m.kind, "{}", m.why);
+        }
         image.ensure(&self.podman, images)?;
         self.mark_up()?;
-        let policy = NetworkPolicy::default();
+        let report = anchors.prepare(&self.podman)?;
+        for a in &report.anchors {
+            tracing::info!(
+                container = %a.container.display(),
+                lower = %a.lower.display(),
+                kept = a.kept,
+                "State Anchor ready"
+            );
+        }
+        let policy = profile.network.clone();
         if let Err(e) = sidecar::create(&self.podman, &self.domain, &image.tag, &policy) {
             let msg = format!("{e:#}");
             if msg.contains("already in use") {
@@ -84,7 +104,7 @@ impl DomainRuntime {
         let starting = sidecar::start(podman, domain)?;
         // The sandbox is created (not started) while the sidecar starts: it can only start once
         // the policy is installed (SR-5).
-        let created = sandbox::create(podman, domain, profile, wrapper);
+        let created = sandbox::create(podman, domain, profile, wrapper, &planned.mounts);
         let ready = sidecar::wait_ready(domain, starting);
         created?;
         ready?;
@@ -117,12 +137,17 @@ impl DomainRuntime {
         Ok(())
     }
 
+    /// Removes a container; once more after a failure, because podman's removal can race with
+    /// conmon's own cleanup of the same container (seen: runsc's filestore file already gone).
     fn remove(&self, role: &str) -> anyhow::Result<()> {
         let name = self.domain.container_name(role);
-        self.podman.run(
-            &format!("removing the {role} container"),
-            ["rm", "--force", "--ignore", "--time", "0", &name],
-        )?;
+        let step = format!("removing the {role} container");
+        let args = ["rm", "--force", "--ignore", "--time", "0", &name];
+        if let Err(e) = self.podman.run(&step, args) {
+            tracing::warn!("{e:#}; trying again");
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            self.podman.run(&step, args)?;
+        }
         Ok(())
     }
 
@@ -150,6 +175,13 @@ impl DomainRuntime {
             "conmon",
             CONMON_EXIT_WAIT,
         );
+        Ok(())
+    }
+
+    /// Unmounts the State Anchors (after the sandbox and the sidecar, §3.2); the Domain's
+    /// transient resources are then all gone.
+    pub fn release_state_anchors(&mut self) -> anyhow::Result<()> {
+        StateAnchors::release_all(&self.podman, &self.domain.runtime_dir)?;
         let _ = std::fs::remove_file(&self.marker);
         self.up = false;
         Ok(())
@@ -194,11 +226,14 @@ impl DomainRuntime {
         self.stop_sidecar()
     }
 
+    /// One attempt: when it fails, the resource marker stays and the next start recovers.
     pub fn tear_down(&mut self) -> anyhow::Result<()> {
         if !self.up {
             return Ok(());
         }
+        self.up = false;
         self.remove_containers()
+            .and_then(|_| self.release_state_anchors())
             .context("tearing down the Domain's transient resources")
     }
 }

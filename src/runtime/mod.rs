@@ -2,13 +2,19 @@
 //! Sidecar). Pure decisions (argument vectors, policy text) are kept apart from the calls.
 
 pub mod domain_runtime;
+pub mod git_sentry;
 pub mod gvisor;
+pub mod ignored_state;
+pub mod mounts;
 pub mod network_policy;
 pub mod podman;
 pub mod runsc_wrapper;
 pub mod sandbox;
+pub mod sandbox_mounts;
 pub mod sidecar;
 pub mod sidecar_image;
+pub mod state_anchor;
+pub mod state_anchor_ns;
 
 /// Label carried by every container Lazaret creates: value is the Domain ID.
 pub const DOMAIN_LABEL: &str = "lazaret.domain";

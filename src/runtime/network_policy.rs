@@ -24,6 +24,91 @@ impl Ipv4Prefix {
     }
 }
 
+impl Ipv4Prefix {
+    /// The prefix's network mask as a 32-bit integer (`/0` is the empty mask).
+    pub fn mask(&self) -> u32 {
+        match self.len {
+            0 => 0,
+            len => u32::MAX << (32 - u32::from(len.min(32))),
+        }
+    }
+
+    /// The same prefix with its host bits cleared.
+    pub fn network(&self) -> Ipv4Prefix {
+        Ipv4Prefix {
+            addr: Ipv4Addr::from(u32::from(self.addr) & self.mask()),
+            len: self.len,
+        }
+    }
+
+    /// Whether every address of `other` is also in `self` (equal prefixes contain each other).
+    pub fn contains(&self, other: &Ipv4Prefix) -> bool {
+        self.len <= other.len
+            && (u32::from(other.addr) & self.mask()) == u32::from(self.network().addr)
+    }
+
+    /// Parses `a.b.c.d/len`, refusing a length above 32 and set host bits (`10.1.2.3/24`), so
+    /// a prefix always means exactly what it says.
+    pub fn parse(s: &str) -> Result<Ipv4Prefix, PrefixError> {
+        let (addr, len) = s
+            .split_once('/')
+            .ok_or_else(|| PrefixError::Syntax(s.to_owned()))?;
+        let addr: Ipv4Addr = addr
+            .parse()
+            .map_err(|_| PrefixError::Syntax(s.to_owned()))?;
+        if len.is_empty() || len.len() > 2 || !len.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(PrefixError::Syntax(s.to_owned()));
+        }
+        let len: u8 = len.parse().map_err(|_| PrefixError::Syntax(s.to_owned()))?;
+        if len > 32 {
+            return Err(PrefixError::Length(s.to_owned()));
+        }
+        let p = Ipv4Prefix { addr, len };
+        if p.network() != p {
+            return Err(PrefixError::HostBits {
+                given: s.to_owned(),
+                network: p.network(),
+            });
+        }
+        Ok(p)
+    }
+}
+
+/// Why a string is not an IPv4 prefix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PrefixError {
+    Syntax(String),
+    Length(String),
+    HostBits { given: String, network: Ipv4Prefix },
+}
+
+impl std::fmt::Display for PrefixError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PrefixError::Syntax(s) => write!(
+                f,
+                "{s:?} is not an IPv4 prefix: write it as a.b.c.d/len, e.g. 10.1.2.0/24 (IPv6 is \
+                 disabled in the sandbox)"
+            ),
+            PrefixError::Length(s) => {
+                write!(f, "{s:?} has a prefix length above 32: use /0 to /32")
+            }
+            PrefixError::HostBits { given, network } => {
+                write!(f, "{given} has host bits set; did you mean {network}?")
+            }
+        }
+    }
+}
+
+impl std::error::Error for PrefixError {}
+
+impl std::str::FromStr for Ipv4Prefix {
+    type Err = PrefixError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ipv4Prefix::parse(s)
+    }
+}
+
 impl std::fmt::Display for Ipv4Prefix {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}/{}", self.addr, self.len)
@@ -105,6 +190,58 @@ impl NetworkPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prefix_parses_and_prints_back() {
+        for s in [
+            "10.1.2.0/24",
+            "0.0.0.0/0",
+            "203.0.113.7/32",
+            "172.16.0.0/12",
+        ] {
+            assert_eq!(
+                Ipv4Prefix::parse(s).map(|p| p.to_string()),
+                Ok(s.to_owned())
+            );
+        }
+    }
+
+    #[test]
+    fn prefix_errors_say_what_is_wrong() {
+        let err = |s: &str| {
+            Ipv4Prefix::parse(s)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
+        assert!(err("10.1.2.3/24").contains("did you mean 10.1.2.0/24?"));
+        assert!(err("10.0.0.0/33").contains("above 32"));
+        for bad in [
+            "10.0.0.0",
+            "10.0.0/8",
+            "10.0.0.0/",
+            "10.0.0.0/+8",
+            "::1/128",
+            "x/8",
+            "10.0.0.0/008",
+        ] {
+            assert!(
+                err(bad).contains("not an IPv4 prefix"),
+                "{bad}: {}",
+                err(bad)
+            );
+        }
+    }
+
+    #[test]
+    fn prefix_containment() {
+        let p = |s: &str| Ipv4Prefix::parse(s).unwrap_or(Ipv4Prefix::new(0, 0, 0, 0, 0));
+        assert!(p("10.0.0.0/8").contains(&p("10.1.2.0/24")));
+        assert!(p("10.0.0.0/8").contains(&p("10.0.0.0/8")));
+        assert!(!p("10.1.2.0/24").contains(&p("10.0.0.0/8")));
+        assert!(!p("10.0.0.0/8").contains(&p("11.0.0.0/8")));
+        assert!(p("0.0.0.0/0").contains(&p("192.168.0.0/16")));
+    }
 
     #[test]
     fn default_policy_denies_private_and_ipv6_allows_resolver() {

@@ -1,6 +1,7 @@
 //! The Agent Sandbox: a rootless runsc container joined to the Network Sidecar's namespace, with
 //! the Agent Workspace at `/workspace`. Commands reach it with `podman exec`.
 
+use super::mounts::SandboxMount;
 use super::podman::Podman;
 use super::{DOMAIN_LABEL, ROLE_LABEL};
 use crate::domain::workspace::SANDBOX_WORKSPACE;
@@ -10,8 +11,13 @@ use std::path::Path;
 
 /// `podman create` arguments of the sandbox (pure, for tests and review). The sandbox's PID 1
 /// only keeps it alive; every Client Session's command is a `podman exec`.
-pub fn create_args(domain: &Domain, profile: &AgentProfile, runtime: &Path) -> Vec<String> {
-    vec![
+pub fn create_args(
+    domain: &Domain,
+    profile: &AgentProfile,
+    runtime: &Path,
+    mounts: &[SandboxMount],
+) -> anyhow::Result<Vec<String>> {
+    let mut args: Vec<String> = vec![
         "create".into(),
         "--name".into(),
         domain.container_name("sandbox"),
@@ -29,14 +35,22 @@ pub fn create_args(domain: &Domain, profile: &AgentProfile, runtime: &Path) -> V
         "--security-opt=no-new-privileges".into(),
         "--env".into(),
         "HOME=/root".into(),
-        "--volume".into(),
-        format!("{}:{SANDBOX_WORKSPACE}:rw", domain.workspace.root.display()),
+    ];
+    for (k, v) in &profile.env {
+        args.push("--env".into());
+        args.push(format!("{k}={v}"));
+    }
+    for m in mounts {
+        args.extend(m.podman_args()?);
+    }
+    args.extend([
         "--workdir".into(),
         SANDBOX_WORKSPACE.into(),
         profile.image.clone(),
         "sleep".into(),
         "infinity".into(),
-    ]
+    ]);
+    Ok(args)
 }
 
 /// Creates the sandbox (it cannot start before the sidecar is up: SR-5).
@@ -45,10 +59,11 @@ pub fn create(
     domain: &Domain,
     profile: &AgentProfile,
     runtime: &Path,
+    mounts: &[SandboxMount],
 ) -> anyhow::Result<()> {
     podman.run(
         "creating Agent Sandbox",
-        create_args(domain, profile, runtime),
+        create_args(domain, profile, runtime, mounts)?,
     )?;
     Ok(())
 }

@@ -129,19 +129,24 @@ impl Dev {
             "creating a workspace: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-        TestWorkspace {
-            dev: self.clone(),
-            domain: DomainId::derive("default", &path),
-            path,
-        }
+        TestWorkspace::at(
+            self,
+            PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()),
+        )
     }
 }
+
+/// The built-in default Agent Profile.
+pub const DEFAULT_PROFILE: &str = "shell";
 
 pub struct TestWorkspace {
     pub dev: Dev,
     pub path: PathBuf,
     pub domain: DomainId,
+    /// `XDG_CONFIG_HOME` given to every Lazaret command of this workspace (outside it: SR-2).
+    pub config_home: Option<PathBuf>,
+    /// `--profile` given to every `lazaret run`.
+    pub profile: Option<String>,
 }
 
 /// A sandbox command that holds its session open until the test calls
@@ -167,6 +172,18 @@ pub struct Run {
 }
 
 impl TestWorkspace {
+    /// An existing directory of the developer's (canonical path) as a workspace, removed
+    /// when dropped.
+    pub fn at(dev: &Dev, path: PathBuf) -> TestWorkspace {
+        TestWorkspace {
+            dev: dev.clone(),
+            domain: DomainId::derive(DEFAULT_PROFILE, &path),
+            path,
+            config_home: None,
+            profile: None,
+        }
+    }
+
     /// `lazaret run -- <cmd>` in `dir` (relative to the workspace) with `stdin` piped in.
     pub fn run_in(&self, dir: &str, cmd: &[&str], stdin: Option<&str>) -> Run {
         let mut child = self.spawn_in(dir, &[], cmd, stdin.is_some());
@@ -193,11 +210,89 @@ impl TestWorkspace {
         self.spawn_in("", &[], cmd, false)
     }
 
+    /// Uses `profile`, defined by the host configuration `config` (TOML) written for this
+    /// workspace alone, outside it.
+    pub fn with_profile(mut self, profile: &str, config: &str) -> TestWorkspace {
+        let home = PathBuf::from(format!("{}.config", self.path.display()));
+        let dir = home.join("lazaret");
+        let out = self.dev.sh(&format!(
+            "set -e; mkdir -p '{d}'; cat > '{d}/config.toml' <<'LAZARET_EOF'\n{config}\nLAZARET_EOF\nchmod 600 '{d}/config.toml'",
+            d = dir.display()
+        ));
+        assert!(
+            out.status.success(),
+            "writing the test configuration: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        self.domain = DomainId::derive(profile, &self.path);
+        self.config_home = Some(home);
+        self.profile = Some(profile.to_owned());
+        self
+    }
+
+    /// `env` arguments every Lazaret command of this workspace needs.
+    pub fn env_args(&self) -> Vec<String> {
+        self.config_home
+            .iter()
+            .map(|h| format!("XDG_CONFIG_HOME={}", h.display()))
+            .collect()
+    }
+
+    /// `lazaret ARGS` in the workspace as the developer, with this workspace's configuration.
+    pub fn lazaret(&self, args: &[&str]) -> Run {
+        let out = self
+            .dev
+            .command("env")
+            .args(self.env_args())
+            .arg(lazaret_bin())
+            .args(args)
+            .current_dir(&self.path)
+            .stdin(Stdio::null())
+            .output()
+            .expect("running lazaret");
+        Run {
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// A shell script run as the developer on the host, in the workspace.
+    pub fn host_sh(&self, script: &str) -> String {
+        let out = self
+            .dev
+            .command("sh")
+            .args(["-c", script])
+            .current_dir(&self.path)
+            .stdin(Stdio::null())
+            .output()
+            .expect("running sh as the developer");
+        assert!(
+            out.status.success(),
+            "host script failed: {script}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The Domain Root of this workspace's Domain.
+    pub fn domain_root(&self) -> PathBuf {
+        self.dev
+            .home
+            .join(".local/share/lazaret/domains")
+            .join(self.domain.as_str())
+    }
+
     fn spawn_in(&self, dir: &str, env: &[&str], cmd: &[&str], stdin: bool) -> Child {
         let mut c = self.dev.command("env");
-        c.args(env)
+        c.args(self.env_args())
+            .args(env)
             .arg(lazaret_bin())
-            .args(["run", "--"])
+            .arg("run");
+        if let Some(p) = &self.profile {
+            c.args(["--profile", p]);
+        }
+        c.arg("--")
             .args(cmd)
             .current_dir(self.path.join(dir))
             .stdin(if stdin { Stdio::piped() } else { Stdio::null() })
@@ -269,6 +364,23 @@ impl TestWorkspace {
             !runtime.join("resources").exists(),
             "the resource marker says the Domain is still up"
         );
+        let mounts = self
+            .dev
+            .command("podman")
+            .args(["unshare", "cat", "/proc/self/mountinfo"])
+            .stdin(Stdio::null())
+            .output()
+            .expect("reading podman's mount table");
+        let left: Vec<String> = String::from_utf8_lossy(&mounts.stdout)
+            .lines()
+            .filter(|l| l.contains(self.domain.as_str()))
+            .map(str::to_owned)
+            .collect();
+        assert_eq!(
+            left,
+            Vec::<String>::new(),
+            "State Anchor mounts left behind"
+        );
     }
 }
 
@@ -281,11 +393,14 @@ impl Drop for TestWorkspace {
                 .args(["rm", "-f", "-t", "0", &name])
                 .output();
         }
+        let mut doomed = vec![self.path.clone(), self.domain_root()];
+        doomed.extend(self.config_home.clone());
+        // Anchor upper dirs hold files of subordinate uids: remove inside the user namespace.
         let _ = self
             .dev
-            .command("rm")
-            .arg("-rf")
-            .arg(&self.path)
+            .command("podman")
+            .args(["unshare", "rm", "-rf"])
+            .args(&doomed)
             .stdin(Stdio::null())
             .output();
     }

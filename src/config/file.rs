@@ -1,0 +1,118 @@
+//! The configuration file as written: serde structs mirroring `config.toml` (and the built-in
+//! `profiles/builtin.toml`), every key optional where the format allows, unknown keys refused.
+//! Values that are validated later keep their byte span (`Spanned`) so that every semantic
+//! error can still name its line.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use toml::Spanned;
+
+/// A whole configuration file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFile {
+    /// Profile `lazaret run` uses without `--profile`.
+    pub default_profile: Option<Spanned<String>>,
+    /// `[profiles.NAME]` tables; the key keeps its span (for the name's own errors).
+    #[serde(default)]
+    pub profiles: BTreeMap<Spanned<String>, RawProfile>,
+}
+
+impl RawFile {
+    /// The profiles in the order they appear in the file.
+    pub fn profiles_in_file_order(&self) -> Vec<(&Spanned<String>, &RawProfile)> {
+        let mut v: Vec<_> = self.profiles.iter().collect();
+        v.sort_by_key(|(name, _)| name.span().start);
+        v
+    }
+}
+
+/// One `[profiles.NAME]` table. `None` means "not set": the default, or the value of the
+/// profile named by `extends`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawProfile {
+    pub extends: Option<Spanned<String>>,
+    pub description: Option<Spanned<String>>,
+    pub image: Option<Spanned<String>>,
+    pub command: Option<Spanned<Vec<Spanned<String>>>>,
+    pub env: Option<BTreeMap<Spanned<String>, Spanned<String>>>,
+    pub persistent: Option<Spanned<Vec<Spanned<String>>>>,
+    pub isolate_ignored: Option<bool>,
+    pub hide_editor_dirs: Option<Vec<Spanned<String>>>,
+    pub volumes: Option<Vec<RawVolume>>,
+    pub network: Option<RawNetwork>,
+    pub auto_approve: Option<Vec<RawRule>>,
+    pub setup: Option<RawSetup>,
+}
+
+/// `[[profiles.NAME.volumes]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawVolume {
+    pub host: Spanned<String>,
+    pub container: Spanned<String>,
+    #[serde(default)]
+    pub read_only: bool,
+}
+
+/// `[profiles.NAME.network]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawNetwork {
+    #[serde(default)]
+    pub allow: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub deny: Vec<Spanned<String>>,
+}
+
+/// `[[profiles.NAME.auto_approve]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRule {
+    pub argv: Spanned<Vec<Spanned<String>>>,
+    #[serde(default)]
+    pub trailing_args: bool,
+}
+
+/// `[profiles.NAME.setup]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSetup {
+    pub command: Spanned<Vec<Spanned<String>>>,
+    pub creates: Spanned<String>,
+}
+
+/// Parses TOML text into a [`RawFile`]; the error keeps toml's span and message.
+pub fn parse(text: &str) -> Result<RawFile, toml::de::Error> {
+    toml::from_str(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_survive_for_keys_arrays_and_tables() -> Result<(), toml::de::Error> {
+        let text = "[profiles.b]\nimage = \"i\"\nenv = { FOO = \"x\" }\n\
+                    [[profiles.b.volumes]]\nhost = \"/h\"\ncontainer = \"/c\"\n\
+                    [profiles.a]\ncommand = [\"sh\"]\n";
+        let f = parse(text)?;
+        let order: Vec<&str> = f
+            .profiles_in_file_order()
+            .iter()
+            .map(|(n, _)| n.get_ref().as_str())
+            .collect();
+        assert_eq!(order, ["b", "a"]);
+        let (name, b) = f.profiles_in_file_order()[0];
+        assert_eq!(&text[name.span()], "b");
+        let env = b
+            .env
+            .as_ref()
+            .map(|e| e.keys().map(|k| &text[k.span()]).collect::<Vec<_>>());
+        assert_eq!(env, Some(vec!["FOO"]));
+        let host = b.volumes.as_ref().map(|v| &text[v[0].host.span()]);
+        assert_eq!(host, Some("\"/h\""));
+        Ok(())
+    }
+}

@@ -1,0 +1,99 @@
+//! `[profiles.NAME.network]`: extra allowed and denied IPv4 prefixes on top of the default
+//! policy (spec §3.5, SR-6). The sidecar applies allows before denies, so an allow must be
+//! strictly more specific than every deny it overlaps, and an equal-prefix allow/deny pair is
+//! a conflict that is refused rather than guessed.
+
+use super::file::RawNetwork;
+use super::validate::{Check, Placed};
+use crate::runtime::network_policy::{Ipv4Prefix, NetworkPolicy, DEFAULT_DENY};
+use toml::Spanned;
+
+fn prefixes(c: &mut Check<'_>, what: &str, raw: &[Spanned<String>]) -> Vec<Placed<Ipv4Prefix>> {
+    let mut out: Vec<Placed<Ipv4Prefix>> = Vec::new();
+    for item in raw {
+        match Ipv4Prefix::parse(item.get_ref().trim()) {
+            Ok(p) => {
+                if !out.iter().any(|q| q.value == p) {
+                    out.push(Placed::here(p, item.span()));
+                }
+            }
+            Err(e) => c.error(Some(&item.span()), format!("network {what}: {e}")),
+        }
+    }
+    out
+}
+
+/// A deny rule and where it comes from, for messages.
+struct Deny {
+    prefix: Ipv4Prefix,
+    origin: String,
+}
+
+/// The default policy with the table's allows and denies added.
+pub fn policy(c: &mut Check<'_>, raw: &RawNetwork) -> NetworkPolicy {
+    let allow = prefixes(c, "allow", &raw.allow);
+    let deny = prefixes(c, "deny", &raw.deny);
+    let mut denies: Vec<Deny> = DEFAULT_DENY
+        .iter()
+        .map(|p| Deny {
+            prefix: *p,
+            origin: "the default deny rule".to_owned(),
+        })
+        .collect();
+    for d in &deny {
+        if !DEFAULT_DENY.contains(&d.value) {
+            let origin = format!("the deny rule at {}", c.line_of(d.span.as_ref()));
+            denies.push(Deny {
+                prefix: d.value,
+                origin,
+            });
+        }
+    }
+    for a in &allow {
+        for d in &denies {
+            let (ap, dp) = (a.value, d.prefix);
+            if ap == dp {
+                c.error(
+                    a.span.as_ref(),
+                    format!(
+                        "allow {ap} conflicts with {} for the same prefix {dp} (equal-prefix \
+                         conflicts are refused, SR-6): remove one, or allow a more specific \
+                         prefix inside {dp}",
+                        d.origin
+                    ),
+                );
+            } else if ap.contains(&dp) {
+                c.error(
+                    a.span.as_ref(),
+                    format!(
+                        "allow {ap} covers {} {dp}: allows are applied before denies, so it \
+                         would open all of {dp}; allow only the more specific prefixes you need",
+                        d.origin
+                    ),
+                );
+            }
+        }
+    }
+    for d in &deny {
+        for a in &allow {
+            if a.value != d.value && a.value.contains(&d.value) {
+                c.error(
+                    d.span.as_ref(),
+                    format!(
+                        "deny {} lies inside allow {} ({}): allows are applied before denies, so \
+                         it would never take effect; split the allow into prefixes around it",
+                        d.value,
+                        a.value,
+                        c.line_of(a.span.as_ref())
+                    ),
+                );
+            }
+        }
+    }
+    let mut policy = NetworkPolicy::default();
+    policy.allow.extend(allow.iter().map(|a| a.value));
+    policy
+        .deny
+        .extend(denies.iter().skip(DEFAULT_DENY.len()).map(|d| d.prefix));
+    policy
+}

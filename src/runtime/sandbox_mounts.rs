@@ -1,0 +1,63 @@
+//! Everything mounted into the Agent Sandbox, decided in one place (SR-3: only the workspace,
+//! configured volumes and Lazaret's fixed control mounts; SR-4 Git Sentry; SR-13 Ignored
+//! Workspace State; §3.4 State Anchors).
+
+use super::mounts::SandboxMount;
+use super::state_anchor::StateAnchors;
+use super::{git_sentry, ignored_state};
+use crate::domain::workspace::SANDBOX_WORKSPACE;
+use crate::domain::Domain;
+use crate::profile::AgentProfile;
+use std::path::Path;
+
+/// The sandbox's mounts, parents before children, and what the user should know about them.
+#[derive(Clone, Debug, Default)]
+pub struct SandboxMounts {
+    pub mounts: Vec<SandboxMount>,
+    pub notes: Vec<String>,
+}
+
+/// Plans the mounts of `domain`'s sandbox for `profile`. Creates what must exist on the host
+/// (Ignored Workspace State storage, an absent `.git/hooks` to protect).
+pub fn plan(
+    domain: &Domain,
+    profile: &AgentProfile,
+    anchors: &StateAnchors,
+) -> anyhow::Result<SandboxMounts> {
+    let ws = &domain.workspace.root;
+    let mut out = SandboxMounts::default();
+    out.mounts.push(SandboxMount::bind(
+        ws,
+        Path::new(SANDBOX_WORKSPACE),
+        false,
+        "Agent Workspace",
+    ));
+    let sentry = git_sentry::plan(ws, &profile.hide_editor_dirs)?;
+    out.notes.extend(sentry.notes);
+    let protected = sentry.mounts;
+    if profile.isolate_ignored {
+        let ignored = ignored_state::plan(ws, &domain.root.join("ignored"))?;
+        out.notes.extend(ignored.notes);
+        // A protective mount wins over Ignored Workspace State at the same place.
+        out.mounts.extend(ignored.mounts.into_iter().filter(|m| {
+            !protected
+                .iter()
+                .any(|p| m.container.starts_with(&p.container))
+        }));
+    } else {
+        out.notes.push(format!(
+            "profile {:?} turns Ignored Workspace State off: ignored paths are shared with the host",
+            profile.name
+        ));
+    }
+    out.mounts.extend(protected);
+    for v in &profile.volumes {
+        let why = format!("volume {}", v.host.display());
+        out.mounts
+            .push(SandboxMount::bind(&v.host, &v.container, v.read_only, &why));
+    }
+    out.mounts.extend(anchors.mounts());
+    // Parents before children: a stable sort by depth keeps the order above among equals.
+    out.mounts.sort_by_key(|m| m.container.components().count());
+    Ok(out)
+}
