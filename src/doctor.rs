@@ -85,7 +85,30 @@ pub fn run_all(layout: &Layout) -> Vec<Check> {
         checks.push(image_check());
     }
     checks.push(cgroup_check());
+    checks.push(config_check(layout));
     checks
+}
+
+/// The host configuration parses and validates (profiles, rules, network prefixes).
+fn config_check(layout: &Layout) -> Check {
+    let path = crate::config::config_file(layout);
+    match crate::config::HostConfig::load(layout) {
+        Ok(c) => check(
+            "configuration",
+            true,
+            match &c.source {
+                Some(file) => format!("{} ({} profiles)", file.display(), c.profiles.len()),
+                None => format!("{}: absent, built-in profiles only", path.display()),
+            },
+            "",
+        ),
+        Err(e) => check(
+            "configuration",
+            false,
+            format!("{e:#}"),
+            "fix the file named above; `lazaret config check` repeats the check",
+        ),
+    }
 }
 
 fn user_check() -> Check {

@@ -70,6 +70,14 @@ fn an_absent_ignored_dependency_dir_gets_a_mount_point_so_writes_stay_in_domain_
     ));
     let r = ws.run(&["sh", "-c", "mkdir -p node_modules/pkg && echo x > node_modules/pkg/index.js && echo built > target/app"]);
     assert_eq!(r.code, Some(0), "{r:?}");
+    // The developer is told about the directories created in the workspace.
+    for dir in ["node_modules/", "target/"] {
+        assert!(
+            r.stderr
+                .contains(&format!("created the empty, Git-ignored directory {dir}")),
+            "{r:?}"
+        );
+    }
     assert_eq!(
         ws.host_sh("find node_modules target | sort | tr '\\n' ' '"),
         "node_modules target "
@@ -219,5 +227,28 @@ fn configuration_inside_the_workspace_is_refused_and_errors_name_file_and_line()
     assert!(r.stderr.contains("config.toml:4"), "{r:?}");
     assert!(r.stderr.contains("imagee"), "{r:?}");
     let _ = dev.sh(&format!("rm -rf '{outside}'"));
+    ws.assert_nothing_left();
+}
+
+#[test]
+fn configured_volumes_are_mounted_with_their_mode() {
+    let dev = Dev::get();
+    let data = dev.workspace("voldata");
+    data.host_sh("echo shared > data.txt");
+    let ws = dev.workspace("vol").with_profile(
+        "withvol",
+        &format!(
+            "[profiles.withvol]\nimage = \"localhost/lazaret/base:bookworm\"\ncommand = [\"bash\"]\n\
+             [[profiles.withvol.volumes]]\nhost = \"{}\"\ncontainer = \"/data\"\nread_only = true\n",
+            data.path.display()
+        ),
+    );
+    let r = ws.run(&[
+        "sh",
+        "-c",
+        "cat /data/data.txt; if echo x > /data/new.txt 2>/dev/null; then echo WRITABLE; fi",
+    ]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert_eq!(r.stdout, "shared\n", "{r:?}");
     ws.assert_nothing_left();
 }

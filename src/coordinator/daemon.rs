@@ -93,11 +93,17 @@ fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> an
     // StartSandbox in that order; the trace records them once it returns.
     registry.record(Event::MountStateAnchor)?;
     registry.record(Event::StartSidecar)?;
-    let up = runtime.bring_up(&profile, &image, &images, &wrapper);
-    if let Err(e) = up {
-        let _ = registry.record(Event::Fail);
-        let _ = stop_in_order(&mut registry, &mut runtime);
-        return Err(e);
+    let notices = match runtime.bring_up(&profile, &image, &images, &wrapper) {
+        Ok(notices) => notices,
+        Err(e) => {
+            let _ = registry.record(Event::Fail);
+            let _ = stop_in_order(&mut registry, &mut runtime);
+            return Err(e);
+        }
+    };
+    // The startup leader's CLI prints these before its session starts.
+    for notice in notices {
+        let _ = writeln!(ready, "note: {}", notice.replace('\n', " "));
     }
     registry.record(Event::InstallPolicy)?;
     registry.record(Event::StartSandbox)?;

@@ -139,12 +139,18 @@ fn dup_above(fd: i32) -> anyhow::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(new) })
 }
 
-/// The coordinator's one-line report; EOF without a line means it died first.
+/// The coordinator's report: `note: …` lines for the developer (printed as they come), then
+/// one final line; EOF without a final line means it died first.
 fn read_report(ready: OwnedFd) -> anyhow::Result<String> {
     let mut reader = std::io::BufReader::new(std::fs::File::from(ready));
-    let mut line = String::new();
-    reader
-        .read_line(&mut line)
-        .context("reading the Session Coordinator's report")?;
-    Ok(line)
+    loop {
+        let mut line = String::new();
+        reader
+            .read_line(&mut line)
+            .context("reading the Session Coordinator's report")?;
+        match line.strip_prefix("note: ") {
+            Some(note) => eprintln!("lazaret: {}", note.trim_end()),
+            None => return Ok(line),
+        }
+    }
 }

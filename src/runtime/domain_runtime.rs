@@ -58,14 +58,15 @@ impl DomainRuntime {
 
     /// State Anchors mounted and verified, then the sidecar with its policy installed, then the
     /// sandbox, checked to be gVisor. The caller (the startup leader) has already recovered
-    /// leftovers of a dead owner.
+    /// leftovers of a dead owner. Returns what the developer must be told (see
+    /// [`sandbox_mounts::SandboxMounts::notices`]).
     pub fn bring_up(
         &mut self,
         profile: &AgentProfile,
         image: &SidecarImage,
         images: &Path,
         wrapper: &Path,
-    ) -> anyhow::Result<()> {
+    ) -> anyhow::Result<Vec<String>> {
         let anchors = StateAnchors::new(&self.domain, &profile.image, &profile.persistent);
         let planned = sandbox_mounts::plan(&self.domain, profile, &anchors)?;
         for note in &planned.notes {
@@ -134,7 +135,7 @@ impl DomainRuntime {
             .map(|i| i.conmon_pid)
             .filter(|p| *p > 0)
             .collect();
-        Ok(())
+        Ok(planned.notices)
     }
 
     /// Removes a container; once more after a failure, because podman's removal can race with

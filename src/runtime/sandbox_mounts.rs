@@ -14,7 +14,10 @@ use std::path::Path;
 #[derive(Clone, Debug, Default)]
 pub struct SandboxMounts {
     pub mounts: Vec<SandboxMount>,
+    /// Details for the log.
     pub notes: Vec<String>,
+    /// What the developer must be told: changes made to the workspace, protections with holes.
+    pub notices: Vec<String>,
 }
 
 /// Plans the mounts of `domain`'s sandbox for `profile`. Creates what must exist on the host
@@ -34,10 +37,24 @@ pub fn plan(
     ));
     let sentry = git_sentry::plan(ws, &profile.hide_editor_dirs)?;
     out.notes.extend(sentry.notes);
+    for link in &sentry.replaceable_links {
+        out.notices.push(format!(
+            "{} is a symlink inside a writable Git directory: the sandbox could replace it and \
+             host git would follow the replacement (see docs/git-sentry.md to remove the link)",
+            link.display()
+        ));
+    }
     let protected = sentry.mounts;
     if profile.isolate_ignored {
         let ignored = ignored_state::plan(ws, &domain.root.join("ignored"))?;
         out.notes.extend(ignored.notes);
+        for dir in &ignored.created_mount_points {
+            out.notices.push(format!(
+                "created the empty, Git-ignored directory {}/ in the workspace: the sandbox's \
+                 writes there go to the Domain's Ignored Workspace State, not to your host copy",
+                dir.display()
+            ));
+        }
         // A protective mount wins over Ignored Workspace State at the same place.
         out.mounts.extend(ignored.mounts.into_iter().filter(|m| {
             !protected
