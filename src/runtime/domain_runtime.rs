@@ -77,7 +77,18 @@ impl DomainRuntime {
         }
         image.ensure(&self.podman, images)?;
         self.mark_up()?;
-        let report = anchors.prepare(&self.podman)?;
+        let podman = self.podman.clone();
+        let (anchored, sidecar_up) = std::thread::scope(|s| {
+            // The State Anchors are mounted while the sidecar comes up and the sandbox is
+            // created; both are done before the sandbox starts.
+            let anchoring = s.spawn(|| anchors.prepare(&podman));
+            let up = self.sidecar_up_sandbox_created(profile, image, images, wrapper, &planned);
+            (anchoring.join(), up)
+        });
+        sidecar_up?;
+        let report = anchored.map_err(|_| {
+            anyhow::anyhow!("preparing the State Anchors: the helper thread panicked")
+        })??;
         for a in &report.anchors {
             tracing::info!(
                 container = %a.container.display(),
@@ -86,29 +97,7 @@ impl DomainRuntime {
                 "State Anchor ready"
             );
         }
-        let policy = profile.network.clone();
-        if let Err(e) = sidecar::create(&self.podman, &self.domain, &image.tag, &policy) {
-            let msg = format!("{e:#}");
-            if msg.contains("already in use") {
-                tracing::warn!("removing leftover containers of this Domain");
-                self.remove_containers()?;
-                self.mark_up()?;
-            } else if msg.contains("image not known") || msg.contains("no such image") {
-                image.forget(images);
-                image.ensure(&self.podman, images)?;
-            } else {
-                return Err(e);
-            }
-            sidecar::create(&self.podman, &self.domain, &image.tag, &policy)?;
-        }
         let (podman, domain) = (&self.podman, &self.domain);
-        let starting = sidecar::start(podman, domain)?;
-        // The sandbox is created (not started) while the sidecar starts: it can only start once
-        // the policy is installed (SR-5).
-        let created = sandbox::create(podman, domain, profile, wrapper, &planned.mounts);
-        let ready = sidecar::wait_ready(domain, starting);
-        created?;
-        ready?;
         sandbox::start(podman, domain)?;
         // One inspect of both: the sandbox's runtime check, and both conmon pids for teardown.
         let names = [self.sandbox_name(), domain.container_name("sidecar")];
@@ -136,6 +125,39 @@ impl DomainRuntime {
             .filter(|p| *p > 0)
             .collect();
         Ok(planned.notices)
+    }
+
+    /// The sidecar created and started with its policy installed (ready), and the sandbox
+    /// created meanwhile — not started: it can only start once the policy is in place (SR-5).
+    fn sidecar_up_sandbox_created(
+        &mut self,
+        profile: &AgentProfile,
+        image: &SidecarImage,
+        images: &Path,
+        wrapper: &Path,
+        planned: &sandbox_mounts::SandboxMounts,
+    ) -> anyhow::Result<()> {
+        let policy = profile.network.clone();
+        if let Err(e) = sidecar::create(&self.podman, &self.domain, &image.tag, &policy) {
+            let msg = format!("{e:#}");
+            if msg.contains("already in use") {
+                tracing::warn!("removing leftover containers of this Domain");
+                self.remove_containers()?;
+                self.mark_up()?;
+            } else if msg.contains("image not known") || msg.contains("no such image") {
+                image.forget(images);
+                image.ensure(&self.podman, images)?;
+            } else {
+                return Err(e);
+            }
+            sidecar::create(&self.podman, &self.domain, &image.tag, &policy)?;
+        }
+        let (podman, domain) = (&self.podman, &self.domain);
+        let starting = sidecar::start(podman, domain)?;
+        let created = sandbox::create(podman, domain, profile, wrapper, &planned.mounts);
+        let ready = sidecar::wait_ready(domain, starting);
+        created?;
+        ready
     }
 
     /// Removes a container; once more after a failure, because podman's removal can race with

@@ -32,6 +32,13 @@ pub enum NsRequest {
     },
 }
 
+/// One entry of `podman image mount --format json`.
+#[derive(Debug, Deserialize)]
+struct ImageMount {
+    id: String,
+    mountpoint: PathBuf,
+}
+
 /// What was found or done, anchor by anchor.
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct NsReport {
@@ -104,12 +111,16 @@ fn mount_all(
     image_id_file: &Path,
     empty_lower: &Path,
 ) -> anyhow::Result<NsReport> {
-    let id = podman(&["image", "inspect", "--format", "{{.Id}}", image])
-        .with_context(|| format!("finding image {image}"))?;
+    // One call mounts the image and names it (its ID survives a later re-tag, for unmounting).
+    let listed = podman(&["image", "mount", "--format", "json", image])
+        .with_context(|| format!("mounting image {image}"))?;
+    let mounted: Vec<ImageMount> = serde_json::from_str(&listed)
+        .with_context(|| format!("mounting image {image}: unexpected answer {listed:?}"))?;
+    let Some(ImageMount { id, mountpoint }) = mounted.into_iter().next() else {
+        bail!("mounting image {image}: podman named no mount");
+    };
     let previous = std::fs::read_to_string(image_id_file).unwrap_or_default();
-    let root = PathBuf::from(
-        podman(&["image", "mount", &id]).with_context(|| format!("mounting image {image}"))?,
-    );
+    let root = mountpoint;
     if previous.trim() != id {
         std::fs::write(image_id_file, &id)?;
         if !previous.trim().is_empty() {
