@@ -151,3 +151,22 @@ fn a_workspace_that_is_not_a_repository_is_said_to_be_unprotected() {
     assert!(r.stderr.contains("not a Git repository"), "{r:?}");
     ws.assert_nothing_left();
 }
+
+#[test]
+fn a_symlinked_hooks_dir_is_refused_with_the_fix_and_nothing_starts() {
+    let dev = Dev::get();
+    let ws = dev.workspace("hooklink");
+    let shared = format!("{}.hooks", ws.path.display());
+    ws.host_sh(&format!(
+        "mkdir -p '{shared}' && rm -rf .git/hooks && ln -s '{shared}' .git/hooks"
+    ));
+    let r = ws.run(&["true"]);
+    assert_eq!(r.code, Some(125), "{r:?}");
+    assert!(
+        r.stderr.contains("SR-4") && r.stderr.contains("core.hooksPath"),
+        "{r:?}"
+    );
+    assert!(ws.containers().is_empty());
+    let _ = dev.sh(&format!("rm -rf '{shared}'"));
+    ws.assert_nothing_left();
+}

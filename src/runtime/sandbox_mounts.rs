@@ -37,12 +37,27 @@ pub fn plan(
     ));
     let sentry = git_sentry::plan(ws, &profile.hide_editor_dirs)?;
     out.notes.extend(sentry.notes);
-    for link in &sentry.replaceable_links {
-        out.notices.push(format!(
-            "{} is a symlink inside a writable Git directory: the sandbox could replace it and \
-             host git would follow the replacement (see docs/git-sentry.md to remove the link)",
+    // A mount cannot pin a symlink: the sandbox could replace it with a directory of its own
+    // (hooks host git would run), so SR-4 cannot hold; refuse, saying how to fix it.
+    if let Some(link) = sentry.replaceable_links.first() {
+        let target = std::fs::read_link(link)
+            .map(|t| t.display().to_string())
+            .unwrap_or_else(|_| "<target>".to_owned());
+        let fix = if link.ends_with("hooks") {
+            format!(
+                "keep the hooks where they are and point git at them from the read-only config \
+                 instead: `git config core.hooksPath {target} && rm {l} && mkdir {l}`",
+                l = link.display()
+            )
+        } else {
+            "replace the symlink with the directory itself".to_owned()
+        };
+        anyhow::bail!(
+            "{} is a symlink inside the Git directory: the sandbox could replace it with one of \
+             its own that host git would follow, and no mount can prevent that (SR-4). To use \
+             this repository with Lazaret, {fix} (see docs/git-sentry.md)",
             link.display()
-        ));
+        );
     }
     let protected = sentry.mounts;
     if profile.isolate_ignored {
