@@ -8,6 +8,7 @@ pub mod coordinator;
 pub mod doctor;
 pub mod domain;
 pub mod logging;
+pub mod network;
 pub mod profile;
 pub mod profile_setup;
 pub mod runtime;

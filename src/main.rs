@@ -25,6 +25,7 @@ fn main() -> ExitCode {
             Command::Run(args) => cli::run::execute(&layout, args),
             Command::Exec(args) => cli::exec::execute(&layout, args),
             Command::Ps(args) => cli::ps::execute(&layout, args),
+            Command::Net(args) => cli::net::execute(&layout, args),
             Command::Doctor(args) => cli::doctor::execute(&layout, args),
             Command::Config(args) => cli::config::execute(&layout, args),
             Command::Profile(args) => cli::profile::execute(&layout, args),

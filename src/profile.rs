@@ -72,7 +72,8 @@ pub struct SetupStep {
 
 fn serialize_policy<S: serde::Serializer>(p: &NetworkPolicy, s: S) -> Result<S::Ok, S::Error> {
     use serde::ser::SerializeStruct;
-    let mut st = s.serialize_struct("NetworkPolicy", 2)?;
+    let mut st = s.serialize_struct("NetworkPolicy", 3)?;
+    st.serialize_field("enabled", &p.enabled)?;
     let allow: Vec<String> = p.allow.iter().map(ToString::to_string).collect();
     let deny: Vec<String> = p.deny.iter().map(ToString::to_string).collect();
     st.serialize_field("allow", &allow)?;

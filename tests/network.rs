@@ -14,6 +14,11 @@ use support::{is_root, wait_for, Dev};
 
 const PUBLIC: &str = "198.51.100.1";
 const PRIVATE: [&str; 3] = ["10.99.0.1", "172.16.99.1", "192.168.99.1"];
+/// The cloud metadata address, also a test host of this test's own.
+const METADATA: &str = "169.254.169.254";
+
+/// The test hosts use fixed addresses on the host's side too: one test at a time builds them.
+static HOSTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 const V6: &str = "fd99:99::1";
 const PORT: u16 = 18080;
 
@@ -44,6 +49,7 @@ struct TestHosts {
     ns: String,
     veth: String,
     server: Option<Child>,
+    _serial: std::sync::MutexGuard<'static, ()>,
 }
 
 const SERVER: &str = r#"
@@ -62,17 +68,26 @@ def serve(family, addr):
         except OSError:
             pass
         c.close()
+def echo():
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    u.bind(("0.0.0.0", PORT))
+    while True:
+        data, peer = u.recvfrom(2048)
+        u.sendto(b"echo:" + data, peer)
 threading.Thread(target=serve, args=(socket.AF_INET6, "::"), daemon=True).start()
+threading.Thread(target=echo, daemon=True).start()
 serve(socket.AF_INET, "0.0.0.0")
 "#;
 
 impl TestHosts {
     fn create() -> TestHosts {
         let id = std::process::id() % 100_000;
+        let serial = HOSTS.lock().unwrap_or_else(|p| p.into_inner());
         let mut hosts = TestHosts {
             ns: format!("lzt-hosts-{id}"),
             veth: format!("lzt{id}"),
             server: None,
+            _serial: serial,
         };
         let peer = format!("{}p", hosts.veth);
         root_ok(&["ip", "netns", "add", &hosts.ns]);
@@ -96,14 +111,14 @@ impl TestHosts {
         inside(&["ip", "link", "set", "lo", "up"]);
         inside(&["ip", "link", "set", &peer, "up"]);
         // Host side .254, test host .1, one /24 per range: connected routes only.
-        for addr in std::iter::once(PUBLIC).chain(PRIVATE) {
+        for addr in std::iter::once(PUBLIC).chain(PRIVATE).chain([METADATA]) {
             let net = addr.rsplit_once('.').map(|(n, _)| n).unwrap_or(addr);
             inside(&["ip", "addr", "add", &format!("{addr}/24"), "dev", &peer]);
             root_ok(&[
                 "ip",
                 "addr",
                 "add",
-                &format!("{net}.254/24"),
+                &format!("{net}.{}/24", if addr.ends_with(".254") { 1 } else { 254 }),
                 "dev",
                 &hosts.veth,
             ]);
@@ -200,6 +215,178 @@ fn default_policy_refuses_private_targets_and_reaches_public_ones() {
     }
     want.push("v6=refused".to_owned());
     want.push("route=refused".to_owned());
+    let got: Vec<String> = r.stdout.lines().map(str::to_owned).collect();
+    assert_eq!(got, want, "{r:?}");
+    ws.assert_nothing_left();
+    drop(hosts);
+}
+
+/// The verdicts of curl, bash /dev/tcp, a Python TCP socket and a UDP datagram for `addr`,
+/// one line each: `<tool>-<addr>=open|refused`.
+fn probes(addr: &str) -> String {
+    format!(
+        "curl -sS -m 5 -o /dev/null http://{addr}:{PORT}/ 2>/dev/null && echo curl-{addr}=open || echo curl-{addr}=refused; \
+         bash -c 'exec 3<>/dev/tcp/{addr}/{PORT}' 2>/dev/null && echo devtcp-{addr}=open || echo devtcp-{addr}=refused; \
+         python3 -c 'import socket; s=socket.create_connection((\"{addr}\", {PORT}), 5)' 2>/dev/null && echo py-{addr}=open || echo py-{addr}=refused; \
+         python3 -c 'import socket; u=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.settimeout(3); u.sendto(b\"x\", (\"{addr}\", {PORT})); assert u.recv(64) == b\"echo:x\"' 2>/dev/null && echo udp-{addr}=open || echo udp-{addr}=refused; "
+    )
+}
+
+fn verdicts(addr: &str, verdict: &str) -> Vec<String> {
+    ["curl", "devtcp", "py", "udp"]
+        .iter()
+        .map(|t| format!("{t}-{addr}={verdict}"))
+        .collect()
+}
+
+const BASE: &str = "image = \"localhost/lazaret/base:bookworm\"\ncommand = [\"bash\"]\n";
+
+#[test]
+fn a_more_specific_allow_opens_one_private_host_and_every_tool_agrees() {
+    let dev = Dev::get();
+    let hosts = TestHosts::create();
+    for addr in std::iter::once(PUBLIC).chain(PRIVATE).chain([METADATA]) {
+        wait_for(Duration::from_secs(10), || host_fetch(addr).then_some(()))
+            .unwrap_or_else(|| panic!("test host {addr} does not answer from the host"));
+    }
+    let ws = dev.workspace("allow").with_profile(
+        "holes",
+        &format!("[profiles.holes]\n{BASE}[profiles.holes.network]\nallow = [\"10.99.0.0/24\"]\n"),
+    );
+    let mut script = String::new();
+    for addr in [PUBLIC, "10.99.0.1", "172.16.99.1", METADATA] {
+        script.push_str(&probes(addr));
+    }
+    // Long enough for the sidecar to read its denial sets at least once more.
+    script.push_str("sleep 1.5");
+    let r = ws.run(&["sh", "-c", &script]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let mut want = verdicts(PUBLIC, "open");
+    want.extend(verdicts("10.99.0.1", "open"));
+    want.extend(verdicts("172.16.99.1", "refused"));
+    want.extend(verdicts(METADATA, "refused"));
+    let got: Vec<String> = r.stdout.lines().map(str::to_owned).collect();
+    assert_eq!(got, want, "{r:?}");
+
+    // The denial ledger names each refused destination, its protocol, port and rule.
+    let d = ws.lazaret(&["net", "denials", "--json", "--profile", "holes"]);
+    assert_eq!(d.code, Some(0), "{d:?}");
+    let entries: serde_json::Value = serde_json::from_str(&d.stdout).expect("JSON");
+    let find = |addr: &str, proto: &str| {
+        entries
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|e| e["address"] == addr && e["protocol"] == proto)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {proto} denial of {addr} in {entries:#}"))
+    };
+    let tcp = find("172.16.99.1", "tcp");
+    assert_eq!(tcp["port"], PORT);
+    assert_eq!(tcp["rule"], "deny 172.16.0.0/12 (default)");
+    // curl, /dev/tcp and python each tried once (at least one SYN each).
+    assert!(tcp["count"].as_u64().unwrap_or(0) >= 3, "{tcp}");
+    assert!(tcp["last_seen"].as_u64().unwrap_or(0) >= tcp["first_seen"].as_u64().unwrap_or(1));
+    let udp = find("172.16.99.1", "udp");
+    assert_eq!(udp["port"], PORT);
+    assert_eq!(
+        find(METADATA, "tcp")["rule"],
+        "deny 169.254.0.0/16 (default)"
+    );
+    assert!(
+        !d.stdout.contains("10.99.0.1") && !d.stdout.contains(PUBLIC),
+        "allowed hosts in the ledger: {d:?}"
+    );
+    ws.assert_nothing_left();
+    drop(hosts);
+}
+
+#[test]
+fn a_profile_without_network_reaches_nothing() {
+    let dev = Dev::get();
+    let hosts = TestHosts::create();
+    wait_for(Duration::from_secs(10), || host_fetch(PUBLIC).then_some(()))
+        .expect("the public test host answers from the host");
+    let ws = dev.workspace("offline").with_profile(
+        "offline",
+        &format!("[profiles.offline]\n{BASE}[profiles.offline.network]\nenabled = false\n"),
+    );
+    let r = ws.run(&["sh", "-c", &probes(PUBLIC)]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let got: Vec<String> = r.stdout.lines().map(str::to_owned).collect();
+    assert_eq!(got, verdicts(PUBLIC, "refused"), "{r:?}");
+    ws.assert_nothing_left();
+    drop(hosts);
+}
+
+#[test]
+fn an_equal_prefix_conflict_is_refused_naming_both_rules() {
+    let dev = Dev::get();
+    let ws = dev.workspace("conflict").with_profile(
+        "conflict",
+        &format!(
+            "[profiles.conflict]\n{BASE}[profiles.conflict.network]\nallow = [\"203.0.113.0/24\"]\ndeny = [\"203.0.113.0/24\"]\n"
+        ),
+    );
+    let r = ws.run(&["true"]);
+    assert_eq!(r.code, Some(125), "{r:?}");
+    assert!(
+        r.stderr.contains("allow 203.0.113.0/24") && r.stderr.contains("deny rule at line 6"),
+        "{r:?}"
+    );
+    assert!(ws.containers().is_empty());
+}
+
+#[test]
+fn a_killed_sidecar_leaves_the_sandbox_without_network_and_the_domain_says_so() {
+    let dev = Dev::get();
+    let hosts = TestHosts::create();
+    wait_for(Duration::from_secs(10), || host_fetch(PUBLIC).then_some(()))
+        .expect("the public test host answers from the host");
+    let ws = dev.workspace("sidecar-kill");
+    let script = format!(
+        "{}touch /workspace/.probed; while [ ! -e /workspace/.go ]; do sleep 0.1; done; {}",
+        probes(PUBLIC),
+        probes(PUBLIC)
+    );
+    let child = ws.spawn(&["sh", "-c", &script]);
+    let sidecar = format!("lazaret-{}-sidecar", ws.domain);
+    let pid = wait_for(Duration::from_secs(60), || {
+        let out = dev
+            .command("podman")
+            .args(["inspect", "--format", "{{.State.Pid}}", &sidecar])
+            .stdin(Stdio::null())
+            .output()
+            .ok()?;
+        let pid: u32 = String::from_utf8_lossy(&out.stdout).trim().parse().ok()?;
+        (pid > 0).then_some(pid)
+    })
+    .expect("the sidecar runs");
+    // Let the first probes finish before the sidecar goes.
+    wait_for(Duration::from_secs(60), || {
+        ws.path.join(".probed").exists().then_some(())
+    });
+    let killed = Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let failure = wait_for(Duration::from_secs(10), || {
+        let ps = ws.lazaret(&["ps", "--json"]);
+        let v: serde_json::Value = serde_json::from_str(&ps.stdout).ok()?;
+        v.as_array()?
+            .iter()
+            .find(|d| d["domain_id"] == ws.domain.as_str())?["failures"][0]
+            .as_str()
+            .map(str::to_owned)
+    })
+    .expect("`lazaret ps` reports the sidecar's failure");
+    assert!(failure.contains("Network Sidecar exited"), "{failure}");
+    ws.release();
+    let r = support::finish(child);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let mut want = verdicts(PUBLIC, "open");
+    want.extend(verdicts(PUBLIC, "refused"));
     let got: Vec<String> = r.stdout.lines().map(str::to_owned).collect();
     assert_eq!(got, want, "{r:?}");
     ws.assert_nothing_left();

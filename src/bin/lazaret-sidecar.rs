@@ -11,6 +11,8 @@ use nix::sys::wait::{waitpid, WaitPidFlag};
 use nix::unistd::Pid;
 
 const DIR: &str = "/run/lazaret";
+/// How often the denial sets are read for the ledger.
+const POLL: std::time::Duration = std::time::Duration::from_millis(500);
 const NFT: &str = "/usr/sbin/nft";
 
 fn report(name: &str, text: &str) -> std::io::Result<()> {
@@ -71,20 +73,95 @@ fn main() -> ExitCode {
         eprintln!("lazaret-sidecar: reporting ready: {e}");
         return ExitCode::FAILURE;
     }
+    let mut ledger = Ledger::default();
     loop {
-        match signals.wait() {
-            Ok(Signal::SIGCHLD) => {
+        match wait_signal(&signals, POLL) {
+            Ok(None) => ledger.poll(),
+            Ok(Some(Signal::SIGCHLD)) => {
                 while let Ok(status) = waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
                     if status == nix::sys::wait::WaitStatus::StillAlive {
                         break;
                     }
                 }
             }
-            Ok(_) => return ExitCode::SUCCESS,
+            Ok(Some(_)) => return ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("lazaret-sidecar: waiting for signals: {e}");
                 return ExitCode::FAILURE;
             }
+        }
+    }
+}
+
+/// Waits for one of `signals` (blocked) at most `timeout`; `None` when none came.
+fn wait_signal(signals: &SigSet, timeout: std::time::Duration) -> nix::Result<Option<Signal>> {
+    let ts = libc::timespec {
+        tv_sec: libc::time_t::try_from(timeout.as_secs()).unwrap_or(1),
+        tv_nsec: libc::c_long::from(timeout.subsec_nanos() as i32),
+    };
+    // SAFETY: the set and the timespec are valid for the call; no siginfo is requested.
+    let n = unsafe { libc::sigtimedwait(signals.as_ref(), std::ptr::null_mut(), &ts) };
+    if n < 0 {
+        return match nix::errno::Errno::last() {
+            nix::errno::Errno::EAGAIN | nix::errno::Errno::EINTR => Ok(None),
+            e => Err(e),
+        };
+    }
+    Signal::try_from(n).map(Some)
+}
+
+/// The denial ledger writer: reads the policy's denial sets and appends what grew.
+#[derive(Default)]
+struct Ledger {
+    tracker: lazaret::runtime::denial_ledger::Tracker,
+    full: bool,
+}
+
+impl Ledger {
+    fn poll(&mut self) {
+        use lazaret::runtime::denial_ledger::{parse_nft, LEDGER, MAX_LEDGER_BYTES};
+        let out = match Command::new(NFT)
+            .args([
+                "-j",
+                "list",
+                "table",
+                "inet",
+                lazaret::runtime::network_policy::TABLE,
+            ])
+            .output()
+        {
+            Ok(out) if out.status.success() => out,
+            _ => return,
+        };
+        let entries = parse_nft(&String::from_utf8_lossy(&out.stdout));
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        let lines = self.tracker.update(now, &entries);
+        if lines.is_empty() || self.full {
+            return;
+        }
+        let path = Path::new(DIR).join(LEDGER);
+        if std::fs::metadata(&path).is_ok_and(|m| m.len() > MAX_LEDGER_BYTES) {
+            eprintln!("lazaret-sidecar: the denial ledger is full; later denials are not recorded");
+            self.full = true;
+            return;
+        }
+        let mut text = String::new();
+        for l in lines {
+            if let Ok(json) = serde_json::to_string(&l) {
+                text.push_str(&json);
+                text.push('\n');
+            }
+        }
+        let written = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| f.write_all(text.as_bytes()));
+        if let Err(e) = written {
+            eprintln!("lazaret-sidecar: writing the denial ledger: {e}");
         }
     }
 }

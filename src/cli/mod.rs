@@ -4,6 +4,7 @@ pub mod config;
 pub mod coordinator;
 pub mod doctor;
 pub mod exec;
+pub mod net;
 pub mod profile;
 pub mod ps;
 pub mod run;
@@ -32,6 +33,7 @@ pub enum Command {
     Run(run::RunArgs),
     Exec(exec::ExecArgs),
     Ps(ps::PsArgs),
+    Net(net::NetArgs),
     Doctor(doctor::DoctorArgs),
     Config(config::ConfigArgs),
     Profile(profile::ProfileArgs),

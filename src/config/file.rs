@@ -60,6 +60,8 @@ pub struct RawVolume {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawNetwork {
+    /// `false`: no egress at all.
+    pub enabled: Option<bool>,
     #[serde(default)]
     pub allow: Vec<Spanned<String>>,
     #[serde(default)]

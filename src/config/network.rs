@@ -1,7 +1,7 @@
 //! `[profiles.NAME.network]`: extra allowed and denied IPv4 prefixes on top of the default
-//! policy (spec §3.5, SR-6). The sidecar applies allows before denies, so an allow must be
-//! strictly more specific than every deny it overlaps, and an equal-prefix allow/deny pair is
-//! a conflict that is refused rather than guessed.
+//! policy (spec §3.5, SR-6), or no network at all (`enabled = false`). The sidecar applies the
+//! most specific matching prefix (longest prefix first), so rules may nest freely; an
+//! equal-prefix allow/deny pair is a conflict that is refused rather than guessed.
 
 use super::file::RawNetwork;
 use super::validate::{Check, Placed};
@@ -62,35 +62,13 @@ pub fn policy(c: &mut Check<'_>, raw: &RawNetwork) -> NetworkPolicy {
                         d.origin
                     ),
                 );
-            } else if ap.contains(&dp) {
-                c.error(
-                    a.span.as_ref(),
-                    format!(
-                        "allow {ap} covers {} {dp}: allows are applied before denies, so it \
-                         would open all of {dp}; allow only the more specific prefixes you need",
-                        d.origin
-                    ),
-                );
             }
         }
     }
-    for d in &deny {
-        for a in &allow {
-            if a.value != d.value && a.value.contains(&d.value) {
-                c.error(
-                    d.span.as_ref(),
-                    format!(
-                        "deny {} lies inside allow {} ({}): allows are applied before denies, so \
-                         it would never take effect; split the allow into prefixes around it",
-                        d.value,
-                        a.value,
-                        c.line_of(a.span.as_ref())
-                    ),
-                );
-            }
-        }
-    }
-    let mut policy = NetworkPolicy::default();
+    let mut policy = NetworkPolicy {
+        enabled: raw.enabled.unwrap_or(true),
+        ..NetworkPolicy::default()
+    };
     policy.allow.extend(allow.iter().map(|a| a.value));
     policy
         .deny

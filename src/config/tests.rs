@@ -453,27 +453,21 @@ fn equal_prefix_conflicts_are_refused() {
 }
 
 #[test]
-fn allows_must_be_more_specific_than_denies() {
-    err_at(
-        &net("\"0.0.0.0/0\"", ""),
-        5,
-        &["covers the default deny rule", "more specific"],
-    );
-    err_at(
-        &net("\"10.0.0.0/7\"", ""),
-        5,
-        &["covers the default deny rule 10.0.0.0/8"],
-    );
-    err_at(
-        &net("\"203.0.0.0/8\"", "\"203.0.113.0/24\""),
-        5,
-        &["covers the deny rule at line 6"],
-    );
-    err_at(
-        &net("\"203.0.0.0/8\"", "\"203.0.113.0/24\""),
-        6,
-        &["lies inside allow 203.0.0.0/8 (line 5)"],
-    );
+fn nested_rules_are_accepted_and_the_longest_prefix_decides() {
+    let p = get(&ok(&net("\"203.0.0.0/8\"", "\"203.0.113.0/24\"")), "p");
+    let nft = p.network.render_nft();
+    let deny = nft
+        .find("ip daddr 203.0.113.0/24 meta")
+        .unwrap_or(usize::MAX);
+    let allow = nft.find("ip daddr 203.0.0.0/8 accept").unwrap_or(0);
+    assert!(deny < allow, "{nft}");
+}
+
+#[test]
+fn networking_can_be_turned_off() {
+    let text =
+        "[profiles.p]\nimage = \"i\"\ncommand = [\"sh\"]\n[profiles.p.network]\nenabled = false\n";
+    assert!(!get(&ok(text), "p").network.enabled);
 }
 
 #[test]

@@ -118,6 +118,7 @@ fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> an
         coordinator_id: coordinator_id.as_str().to_owned(),
         sandbox: runtime.sandbox_name(),
         sessions: Vec::new(),
+        failures: Vec::new(),
     };
     let config = EngineConfig {
         profile: profile.name.clone(),
@@ -138,7 +139,7 @@ fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> an
         server_config,
         uid: nix::unistd::getuid().as_raw(),
     });
-    let outcome = rt.block_on(serve(&endpoint, &socket, ready));
+    let outcome = rt.block_on(serve(&endpoint, &socket, ready, runtime.sidecar_pid()));
 
     // Teardown: withdraw publication first, then disconnect sessions, then the resources in
     // the order recovery requires (sandbox, sidecar, State Anchor).
@@ -193,7 +194,31 @@ fn stop_in_order(reg: &mut Registry, runtime: &mut DomainRuntime) -> anyhow::Res
     runtime.tear_down()
 }
 
-async fn serve(endpoint: &Arc<Endpoint>, socket: &Path, ready: &mut File) -> anyhow::Result<()> {
+/// How often the coordinator checks that the Network Sidecar still runs.
+const SIDECAR_WATCH: Duration = Duration::from_millis(500);
+
+fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = i32::try_from(pid) else {
+        return false;
+    };
+    // A zombie still answers kill(0): look at its state too.
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .next();
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok()
+        && !matches!(state, Some("Z") | Some("X"))
+}
+
+async fn serve(
+    endpoint: &Arc<Endpoint>,
+    socket: &Path,
+    ready: &mut File,
+    sidecar_pid: Option<u32>,
+) -> anyhow::Result<()> {
     let listener = tokio::net::UnixListener::bind(socket)
         .with_context(|| format!("binding the coordinator socket {}", socket.display()))?;
     endpoint.engine.registry().record(Event::Publish)?;
@@ -202,8 +227,20 @@ async fn serve(endpoint: &Arc<Endpoint>, socket: &Path, ready: &mut File) -> any
     let first_deadline = tokio::time::sleep(FIRST_SESSION_TIMEOUT);
     tokio::pin!(first_deadline);
     let mut any_session = false;
+    let mut watch = tokio::time::interval(SIDECAR_WATCH);
+    let mut sidecar_alive = sidecar_pid.is_some();
     loop {
         tokio::select! {
+            _ = watch.tick(), if sidecar_alive => {
+                if !sidecar_pid.is_some_and(process_alive) {
+                    sidecar_alive = false;
+                    endpoint.engine.report_failure(
+                        "the Network Sidecar exited: the Agent Sandbox has no network any more \
+                         (it fails closed); end the sessions and run again to get a new sidecar"
+                            .to_owned(),
+                    );
+                }
+            }
             accepted = listener.accept() => {
                 let (stream, _) = accepted.context("accepting a connection")?;
                 any_session = true;

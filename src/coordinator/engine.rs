@@ -62,6 +62,15 @@ impl Engine {
         self.registry.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Records a failure of the running Domain where `lazaret ps` shows it.
+    pub fn report_failure(&self, what: String) {
+        tracing::error!("{what}");
+        if let Ok(mut st) = self.status.lock() {
+            st.failures.push(what);
+        }
+        self.publish_status();
+    }
+
     fn publish_status(&self) {
         let Some(path) = &self.config.status_path else {
             return;

@@ -115,6 +115,7 @@ mod tests {
             coordinator_id: "c".into(),
             sandbox: "sandbox-x".into(),
             sessions: Vec::new(),
+            failures: Vec::new(),
         };
         let config = EngineConfig {
             profile: "default".into(),

@@ -21,6 +21,9 @@ pub struct DomainStatus {
     pub coordinator_id: String,
     pub sandbox: String,
     pub sessions: Vec<SessionStatus>,
+    /// What went wrong while the Domain runs (e.g. the Network Sidecar died), oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<String>,
 }
 
 impl DomainStatus {

@@ -19,6 +19,8 @@ pub struct DomainRuntime {
     up: bool,
     /// conmon processes of the containers, noted before removal (see [`wait_for_exit`]).
     conmons: Vec<i32>,
+    /// Host pid of the sidecar's PID 1, once up.
+    sidecar_pid: Option<u32>,
 }
 
 /// The resource marker: present while containers of the Domain may exist.
@@ -34,6 +36,7 @@ impl DomainRuntime {
             domain,
             up: false,
             conmons: Vec::new(),
+            sidecar_pid: None,
         }
     }
 
@@ -124,7 +127,14 @@ impl DomainRuntime {
             .map(|i| i.conmon_pid)
             .filter(|p| *p > 0)
             .collect();
+        self.sidecar_pid = inspected.get(1).map(|i| i.pid).filter(|p| *p > 0);
         Ok(planned.notices)
+    }
+
+    /// Host pid of the running sidecar's PID 1 (the coordinator watches it: fail closed is
+    /// automatic, reporting it is not).
+    pub fn sidecar_pid(&self) -> Option<u32> {
+        self.sidecar_pid
     }
 
     /// The sidecar created and started with its policy installed (ready), and the sandbox

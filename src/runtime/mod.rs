@@ -1,6 +1,7 @@
 //! The container runtime edge: rootless Podman driving runsc (Agent Sandbox) and runc (Network
 //! Sidecar). Pure decisions (argument vectors, policy text) are kept apart from the calls.
 
+pub mod denial_ledger;
 pub mod domain_runtime;
 pub mod git_sentry;
 pub mod gvisor;

@@ -118,25 +118,32 @@ impl std::fmt::Display for Ipv4Prefix {
 /// slirp4netns' DNS forwarder inside the sidecar's namespace.
 pub const SLIRP_RESOLVER: Ipv4Addr = Ipv4Addr::new(10, 0, 2, 3);
 
-/// Destinations denied by default.
-pub const DEFAULT_DENY: [Ipv4Prefix; 5] = [
+/// Destinations denied by default: the RFC 1918 ranges (spec §3.5), plus link-local (cloud
+/// metadata services at 169.254.169.254), shared address space (carrier-internal hosts) and
+/// "this network" 0/8 (never a valid destination; some stacks treat 0.0.0.0 as loopback).
+pub const DEFAULT_DENY: [Ipv4Prefix; 6] = [
     Ipv4Prefix::new(10, 0, 0, 0, 8),
     Ipv4Prefix::new(172, 16, 0, 0, 12),
     Ipv4Prefix::new(192, 168, 0, 0, 16),
     Ipv4Prefix::new(169, 254, 0, 0, 16),
     Ipv4Prefix::new(100, 64, 0, 0, 10),
+    Ipv4Prefix::new(0, 0, 0, 0, 8),
 ];
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NetworkPolicy {
+    /// False: no egress at all (a profile may turn networking off).
+    pub enabled: bool,
     pub resolvers: Vec<Ipv4Addr>,
     pub allow: Vec<Ipv4Prefix>,
+    /// Every deny rule, the defaults included.
     pub deny: Vec<Ipv4Prefix>,
 }
 
 impl Default for NetworkPolicy {
     fn default() -> Self {
         NetworkPolicy {
+            enabled: true,
             resolvers: vec![SLIRP_RESOLVER],
             allow: Vec::new(),
             deny: DEFAULT_DENY.to_vec(),
@@ -146,41 +153,110 @@ impl Default for NetworkPolicy {
 
 /// Name of the nftables table the sidecar installs.
 pub const TABLE: &str = "lazaret";
+/// Prefix of the sets that record denied connections for the denial ledger.
+pub const DENIAL_SET_PREFIX: &str = "denied_";
+
+/// One rule of the rendered policy, before ordering.
+enum Rule {
+    Allow(Ipv4Prefix),
+    Deny(Ipv4Prefix),
+}
+
+impl Rule {
+    fn prefix(&self) -> Ipv4Prefix {
+        match self {
+            Rule::Allow(p) | Rule::Deny(p) => *p,
+        }
+    }
+}
 
 impl NetworkPolicy {
     /// The nftables script the sidecar loads with `nft -f` before reporting ready.
+    ///
+    /// Prefix rules are emitted longest prefix first, so the most specific matching rule
+    /// decides, as Linux routing would (§3.5); equal-prefix conflicts are refused when the
+    /// configuration is validated. Every deny rule records what it refused in its own set
+    /// (address, protocol, port, with a packet counter): the sidecar reads them for the
+    /// denial ledger, and the set's comment names the rule.
     pub fn render_nft(&self) -> String {
+        let mut rules: Vec<Rule> = self.allow.iter().map(|p| Rule::Allow(*p)).collect();
+        rules.extend(self.deny.iter().map(|p| Rule::Deny(*p)));
+        // Longest prefix first; among equals, allows first (only identical duplicates remain).
+        rules.sort_by_key(|r| {
+            (
+                std::cmp::Reverse(r.prefix().len),
+                matches!(r, Rule::Deny(_)),
+            )
+        });
+        let mut sets = String::new();
+        let mut chain = String::new();
+        let mut n = 0usize;
+        let mut deny = |chain: &mut String, matcher: &str, why: &str| {
+            let name = format!("{DENIAL_SET_PREFIX}{n}");
+            n += 1;
+            let _ = writeln!(sets, "  set {name} {{");
+            let _ = writeln!(sets, "    type ipv4_addr . inet_proto . inet_service");
+            let _ = writeln!(
+                sets,
+                "    flags dynamic,timeout; timeout 1d; size 4096; counter"
+            );
+            let _ = writeln!(sets, "    comment \"{why}\"");
+            let _ = writeln!(sets, "  }}");
+            let key = "{ ip daddr . meta l4proto . th dport }";
+            let _ = writeln!(
+                chain,
+                "    {matcher} meta l4proto tcp update @{name} {key} reject with tcp reset"
+            );
+            let _ = writeln!(
+                chain,
+                "    {matcher} meta l4proto udp update @{name} {key} reject with icmpx type admin-prohibited"
+            );
+            let _ = writeln!(
+                chain,
+                "    {matcher} reject with icmpx type admin-prohibited"
+            );
+        };
+        let _ = writeln!(chain, "    oif \"lo\" accept");
+        let _ = writeln!(
+            chain,
+            "    meta nfproto ipv6 reject with icmpx type admin-prohibited"
+        );
+        if !self.enabled {
+            deny(
+                &mut chain,
+                "meta nfproto ipv4",
+                "networking is off for this profile",
+            );
+        } else {
+            for r in &self.resolvers {
+                let _ = writeln!(chain, "    ip daddr {r} udp dport 53 accept");
+                let _ = writeln!(chain, "    ip daddr {r} tcp dport 53 accept");
+            }
+            for rule in &rules {
+                match rule {
+                    Rule::Allow(p) => {
+                        let _ = writeln!(chain, "    ip daddr {p} accept");
+                    }
+                    Rule::Deny(p) => {
+                        let why = if DEFAULT_DENY.contains(p) {
+                            format!("deny {p} (default)")
+                        } else {
+                            format!("deny {p} (configuration)")
+                        };
+                        deny(&mut chain, &format!("ip daddr {p}"), &why);
+                    }
+                }
+            }
+        }
         let mut s = String::new();
         let _ = writeln!(s, "table inet {TABLE} {{");
+        s.push_str(&sets);
         let _ = writeln!(s, "  chain output {{");
         let _ = writeln!(
             s,
             "    type filter hook output priority filter; policy accept;"
         );
-        let _ = writeln!(s, "    oif \"lo\" accept");
-        let _ = writeln!(
-            s,
-            "    meta nfproto ipv6 reject with icmpx type admin-prohibited"
-        );
-        for r in &self.resolvers {
-            let _ = writeln!(s, "    ip daddr {r} udp dport 53 accept");
-            let _ = writeln!(s, "    ip daddr {r} tcp dport 53 accept");
-        }
-        for a in &self.allow {
-            let _ = writeln!(s, "    ip daddr {a} accept");
-        }
-        if !self.deny.is_empty() {
-            let set: Vec<String> = self.deny.iter().map(ToString::to_string).collect();
-            let set = set.join(", ");
-            let _ = writeln!(
-                s,
-                "    ip daddr {{ {set} }} meta l4proto tcp reject with tcp reset"
-            );
-            let _ = writeln!(
-                s,
-                "    ip daddr {{ {set} }} reject with icmpx type admin-prohibited"
-            );
-        }
+        s.push_str(&chain);
         let _ = writeln!(s, "  }}");
         let _ = writeln!(s, "}}");
         s
@@ -250,14 +326,52 @@ mod tests {
             "hook output",
             "meta nfproto ipv6 reject",
             "ip daddr 10.0.2.3 udp dport 53 accept",
-            "10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16",
+            "ip daddr 10.0.0.0/8 meta l4proto tcp update @denied_",
+            "ip daddr 0.0.0.0/8 meta l4proto tcp",
+            "comment \"deny 169.254.0.0/16 (default)\"",
             "reject with tcp reset",
         ] {
             assert!(nft.contains(want), "missing {want:?} in\n{nft}");
         }
         // The resolver allow must come before the 10/8 reject that would otherwise catch it.
-        let allow = nft.find("10.0.2.3").unwrap_or(usize::MAX);
-        let deny = nft.find("10.0.0.0/8").unwrap_or(0);
+        let chain = &nft[nft.find("chain output").unwrap_or(0)..];
+        let allow = chain.find("10.0.2.3").unwrap_or(usize::MAX);
+        let deny = chain.find("10.0.0.0/8").unwrap_or(0);
         assert!(allow < deny);
+    }
+
+    /// Position in the chain of the first rule for `prefix`.
+    fn at(nft: &str, prefix: &str) -> usize {
+        let chain = &nft[nft.find("chain output").unwrap_or(0)..];
+        chain
+            .find(&format!("ip daddr {prefix} "))
+            .unwrap_or(usize::MAX)
+    }
+
+    #[test]
+    fn the_longest_prefix_decides() {
+        let mut p = NetworkPolicy::default();
+        p.allow.push(Ipv4Prefix::new(10, 1, 0, 0, 16));
+        p.deny.push(Ipv4Prefix::new(10, 1, 2, 0, 24));
+        p.allow.push(Ipv4Prefix::new(0, 0, 0, 0, 1));
+        let nft = p.render_nft();
+        // /24 deny before /16 allow before /8 deny before /1 allow.
+        assert!(at(&nft, "10.1.2.0/24") < at(&nft, "10.1.0.0/16"), "{nft}");
+        assert!(at(&nft, "10.1.0.0/16") < at(&nft, "10.0.0.0/8"), "{nft}");
+        assert!(at(&nft, "10.0.0.0/8") < at(&nft, "0.0.0.0/1"), "{nft}");
+    }
+
+    #[test]
+    fn networking_off_refuses_every_ipv4_destination() {
+        let p = NetworkPolicy {
+            enabled: false,
+            ..NetworkPolicy::default()
+        };
+        let nft = p.render_nft();
+        assert!(
+            nft.contains("meta nfproto ipv4 meta l4proto tcp update @denied_0"),
+            "{nft}"
+        );
+        assert!(!nft.contains("dport 53 accept"), "{nft}");
     }
 }

@@ -80,7 +80,7 @@ pub fn create(
 ) -> anyhow::Result<()> {
     let dir = status_dir(domain);
     crate::domain::layout::ensure_private_dir(&dir)?;
-    for stale in ["ready", "failed"] {
+    for stale in ["ready", "failed", super::denial_ledger::LEDGER] {
         match std::fs::remove_file(dir.join(stale)) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

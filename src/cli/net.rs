@@ -1,0 +1,137 @@
+//! `lazaret net denials`: what the Network Sidecar's policy refused in this workspace's Domain.
+
+use crate::config::HostConfig;
+use crate::domain::layout::Layout;
+use crate::domain::Domain;
+use crate::runtime::denial_ledger::{self, DenialEntry};
+use crate::runtime::sidecar::status_dir;
+use clap::{Args, Subcommand};
+use std::io::Write;
+use std::time::Duration;
+
+/// Network policy of the Domain: what was refused
+#[derive(Debug, Args)]
+pub struct NetArgs {
+    #[command(subcommand)]
+    pub command: NetCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum NetCommand {
+    Denials(DenialsArgs),
+}
+
+/// Connections the Network Sidecar refused, newest first
+///
+/// Every connection the Domain's egress policy refused — TCP and UDP — with the time it was last
+/// seen, protocol, destination address and port, the rule that refused it and how many times.
+/// The ledger is kept for the current (or, once stopped, the last) run of the Domain of this
+/// workspace; a new start begins a new one.
+#[derive(Debug, Args)]
+pub struct DenialsArgs {
+    /// Agent Profile of the Domain (default: the configuration's default profile).
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// Print a JSON array of {first_seen, last_seen (Unix seconds), protocol, address, port,
+    /// rule, count}; with --follow, one JSON object per line as entries appear or grow.
+    #[arg(long)]
+    pub json: bool,
+    /// Keep printing new and grown entries until interrupted.
+    #[arg(long)]
+    pub follow: bool,
+}
+
+pub fn execute(layout: &Layout, args: NetArgs) -> anyhow::Result<i32> {
+    let NetCommand::Denials(args) = args.command;
+    let config = HostConfig::load(layout)?;
+    let profile = config.profile(args.profile.as_deref())?;
+    let cwd = std::env::current_dir()?;
+    let domain = Domain::resolve(layout, &profile.name, &cwd)?;
+    let path = denial_ledger::path(&status_dir(&domain));
+    let read = || std::fs::read_to_string(&path).unwrap_or_default();
+    let entries = denial_ledger::aggregate(&read());
+    if !args.follow {
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&entries)?);
+        } else if entries.is_empty() {
+            println!(
+                "no denied connections recorded for {} (profile {})",
+                domain.workspace.root.display(),
+                profile.name
+            );
+        } else {
+            print_table(&entries);
+        }
+        return Ok(0);
+    }
+    let mut shown: Vec<DenialEntry> = Vec::new();
+    let mut out = std::io::stdout();
+    loop {
+        let now = denial_ledger::aggregate(&read());
+        let mut fresh: Vec<&DenialEntry> = now.iter().filter(|e| !shown.contains(e)).collect();
+        fresh.reverse();
+        for e in fresh {
+            if args.json {
+                writeln!(out, "{}", serde_json::to_string(e)?)?;
+            } else {
+                writeln!(out, "{}", row(e))?;
+            }
+        }
+        out.flush()?;
+        shown = now;
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+fn print_table(entries: &[DenialEntry]) {
+    println!(
+        "{:<20} {:<5} {:<21} {:>6}  RULE",
+        "LAST SEEN (UTC)", "PROTO", "DESTINATION", "COUNT"
+    );
+    for e in entries {
+        println!("{}", row(e));
+    }
+}
+
+fn row(e: &DenialEntry) -> String {
+    format!(
+        "{:<20} {:<5} {:<21} {:>6}  {}",
+        utc(e.last_seen),
+        e.protocol,
+        format!("{}:{}", e.address, e.port),
+        e.count,
+        e.rule
+    )
+}
+
+/// `YYYY-MM-DD HH:MM:SS` of Unix seconds (UTC), without a date crate for ten lines.
+fn utc(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn utc_formats_known_instants() {
+        assert_eq!(super::utc(0), "1970-01-01 00:00:00");
+        assert_eq!(super::utc(1_795_000_000), "2026-11-18 11:06:40");
+        assert_eq!(super::utc(951_782_400), "2000-02-29 00:00:00");
+    }
+}

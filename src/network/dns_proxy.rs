@@ -1,0 +1,290 @@
+//! The sidecar's DNS forwarder: blocking UDP, std threads, no async runtime.
+//!
+//! Per query from the sandbox (any source address and port):
+//! - unreadable: a message that is at least a header and not a response is answered with a
+//!   header-only FORMERR (NOTIMP for other opcodes); shorter ones, responses and messages over
+//!   4096 bytes are dropped;
+//! - a name the rules deny, or an unlisted name under [`DefaultMode::Deny`]: answered REFUSED and
+//!   reported through `on_denied(name, reason)`;
+//! - otherwise forwarded unchanged (same id, same bytes) from a fresh socket bound to port 0 (the
+//!   kernel picks a random ephemeral port), optionally marked with `SO_MARK`, connected to the
+//!   upstream so only the upstream's address and port can answer. An answer counts only if it
+//!   parses and carries the query's id and question (anything else is ignored and the wait goes
+//!   on — anti-spoofing); none within the timeout (3 s) means SERVFAIL. A matching answer is
+//!   relayed unchanged, TC bit included: a client that sees TC retries over TCP, which the
+//!   sidecar's policy refuses, so names whose answers do not fit in UDP do not resolve (a known
+//!   limitation; the forwarder speaks UDP only). For a name the rules explicitly allow, the A
+//!   records are reported through `on_allowed(name, records)` *before* the answer is relayed, so
+//!   the caller's address set holds them before the sandbox can connect.
+//!
+//! Forwarded queries run on their own threads, at most [`MAX_IN_FLIGHT`] at once (queries over
+//! the cap are dropped; clients retry), so one slow upstream answer does not hold up others.
+//! Refusals are answered on the receiving thread.
+
+use std::io::{self, ErrorKind};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use super::dns_message::{
+    build_response, error_response, parse_query, parse_response, Query, Rcode, MAX_MESSAGE_LEN,
+};
+use super::name_rules::{NameRules, NameVerdict};
+
+/// How long a forwarded query waits for the upstream's answer.
+pub const UPSTREAM_TIMEOUT: Duration = Duration::from_secs(3);
+/// The most forwarded queries in flight at once.
+pub const MAX_IN_FLIGHT: usize = 64;
+/// How often [`DnsProxy::serve_until`] looks at its stop flag.
+const POLL: Duration = Duration::from_millis(200);
+
+/// What happens to a name no rule lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DefaultMode {
+    /// Forwarded (and not reported: under default-allow no address set is needed).
+    Allow,
+    /// Refused like a denied name.
+    Deny,
+}
+
+/// The forwarder's configuration; [`DnsProxy::serve`] runs it.
+#[derive(Debug)]
+pub struct DnsProxy {
+    listen: UdpSocket,
+    upstream: SocketAddr,
+    rules: NameRules,
+    mode: DefaultMode,
+    mark: Option<u32>,
+    timeout: Duration,
+    max_in_flight: usize,
+}
+
+/// Marks `sock`'s packets with `mark` (`SO_MARK`, needs CAP_NET_ADMIN), so nftables rules can
+/// tell the forwarder's upstream traffic from the sandbox's.
+pub fn set_mark(sock: &UdpSocket, mark: u32) -> io::Result<()> {
+    // SAFETY: the descriptor is open for the borrow's lifetime; the option value points at a
+    // live u32 whose size is passed alongside it.
+    let rc = unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_MARK,
+            (&mark as *const u32).cast(),
+            std::mem::size_of::<u32>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// An A record's address and TTL, as reported to `on_allowed`.
+pub type ARecord = (Ipv4Addr, u32);
+
+/// Decrements the in-flight count when a forwarding thread ends (or fails to start).
+struct InFlight<'a>(&'a AtomicUsize);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl DnsProxy {
+    /// A forwarder answering on `listen` and asking `upstream`, with the default timeout and
+    /// in-flight cap and no socket mark.
+    pub fn new(
+        listen: UdpSocket,
+        upstream: SocketAddr,
+        rules: NameRules,
+        mode: DefaultMode,
+    ) -> DnsProxy {
+        DnsProxy {
+            listen,
+            upstream,
+            rules,
+            mode,
+            mark: None,
+            timeout: UPSTREAM_TIMEOUT,
+            max_in_flight: MAX_IN_FLIGHT,
+        }
+    }
+
+    /// Marks every upstream socket with `mark` (see [`set_mark`]); a socket that cannot be marked
+    /// is not used and the query is answered SERVFAIL.
+    pub fn with_mark(mut self, mark: u32) -> DnsProxy {
+        self.mark = Some(mark);
+        self
+    }
+
+    pub fn with_timeout(mut self, timeout: Duration) -> DnsProxy {
+        self.timeout = timeout;
+        self
+    }
+
+    pub fn with_max_in_flight(mut self, max: usize) -> DnsProxy {
+        self.max_in_flight = max;
+        self
+    }
+
+    /// Serves forever (until the listening socket fails). `on_allowed` runs on the forwarding
+    /// threads, one call at a time; `on_denied` runs on the calling thread.
+    pub fn serve(
+        self,
+        on_allowed: impl FnMut(&str, &[(Ipv4Addr, u32)]) + Send,
+        on_denied: impl FnMut(&str, &str),
+    ) -> io::Result<()> {
+        self.serve_until(&AtomicBool::new(false), on_allowed, on_denied)
+    }
+
+    /// Like [`DnsProxy::serve`], but returns once `stop` is set (checked every 200 ms; this sets a
+    /// read timeout on the listening socket) and the queries in flight have been answered.
+    pub fn serve_until(
+        self,
+        stop: &AtomicBool,
+        on_allowed: impl FnMut(&str, &[(Ipv4Addr, u32)]) + Send,
+        on_denied: impl FnMut(&str, &str),
+    ) -> io::Result<()> {
+        self.listen.set_read_timeout(Some(POLL))?;
+        let on_allowed = Mutex::new(on_allowed);
+        let mut on_denied = on_denied;
+        let in_flight = AtomicUsize::new(0);
+        let this = &self;
+        thread::scope(|scope| {
+            let mut buf = vec![0u8; MAX_MESSAGE_LEN + 1];
+            while !stop.load(Ordering::Acquire) {
+                let (len, client) = match this.listen.recv_from(&mut buf) {
+                    Ok(got) => got,
+                    Err(e) if transient(&e) => continue,
+                    Err(e) => return Err(e),
+                };
+                let Some(msg) = buf.get(..len).filter(|_| len <= MAX_MESSAGE_LEN) else {
+                    continue;
+                };
+                let query = match parse_query(msg) {
+                    Ok(query) => query,
+                    Err(e) => {
+                        if let Some(reply) = error_response(msg, e.rcode) {
+                            this.reply(&reply, client);
+                        }
+                        continue;
+                    }
+                };
+                let name = query.question.name.as_str();
+                let (verdict, rule) = this.rules.decide_with_rule(name);
+                let refusal = match (verdict, rule, this.mode) {
+                    (NameVerdict::Deny, Some(rule), _) => Some(format!("deny rule {rule}")),
+                    (NameVerdict::Deny, None, _) => Some("deny rule".to_string()),
+                    (NameVerdict::Unlisted, _, DefaultMode::Deny) => {
+                        Some("no allow rule (default deny)".to_string())
+                    }
+                    _ => None,
+                };
+                if let Some(reason) = refusal {
+                    on_denied(name, &reason);
+                    this.reply(&build_response(&query, Rcode::REFUSED), client);
+                    continue;
+                }
+                if in_flight.fetch_add(1, Ordering::AcqRel) >= this.max_in_flight {
+                    in_flight.fetch_sub(1, Ordering::AcqRel);
+                    continue;
+                }
+                let guard = InFlight(&in_flight);
+                let wire = msg.to_vec();
+                let report = verdict == NameVerdict::Allow;
+                let on_allowed = &on_allowed;
+                // On a spawn failure the closure, and with it the guard, is dropped: the
+                // query is dropped like one over the cap.
+                let _ = thread::Builder::new()
+                    .name("dns-forward".into())
+                    .spawn_scoped(scope, move || {
+                        let _guard = guard;
+                        this.forward(&query, &wire, report, client, on_allowed);
+                    });
+            }
+            Ok(())
+        })
+    }
+
+    fn reply(&self, msg: &[u8], client: SocketAddr) {
+        // A client that went away is not the forwarder's problem.
+        let _ = self.listen.send_to(msg, client);
+    }
+
+    fn forward<A>(
+        &self,
+        query: &Query,
+        wire: &[u8],
+        report: bool,
+        client: SocketAddr,
+        on_allowed: &Mutex<A>,
+    ) where
+        A: FnMut(&str, &[(Ipv4Addr, u32)]),
+    {
+        let reply = match self.ask_upstream(query, wire) {
+            Ok(Some((answer, a_records))) => {
+                if report && !a_records.is_empty() {
+                    let mut callback = on_allowed.lock().unwrap_or_else(PoisonError::into_inner);
+                    (*callback)(&query.question.name, &a_records);
+                }
+                answer
+            }
+            Ok(None) | Err(_) => build_response(query, Rcode::SERVFAIL),
+        };
+        self.reply(&reply, client);
+    }
+
+    /// Sends `wire` upstream and waits for the matching answer: `Ok(None)` on timeout.
+    fn ask_upstream(
+        &self,
+        query: &Query,
+        wire: &[u8],
+    ) -> io::Result<Option<(Vec<u8>, Vec<ARecord>)>> {
+        let local: SocketAddr = match self.upstream {
+            SocketAddr::V4(_) => (Ipv4Addr::UNSPECIFIED, 0).into(),
+            SocketAddr::V6(_) => (Ipv6Addr::UNSPECIFIED, 0).into(),
+        };
+        let sock = UdpSocket::bind(local)?;
+        if let Some(mark) = self.mark {
+            set_mark(&sock, mark)?;
+        }
+        sock.connect(self.upstream)?;
+        sock.send(wire)?;
+        let deadline = Instant::now() + self.timeout;
+        let mut buf = vec![0u8; MAX_MESSAGE_LEN + 1];
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(None);
+            }
+            sock.set_read_timeout(Some(left))?;
+            let len = match sock.recv(&mut buf) {
+                Ok(len) => len,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) if transient(&e) => return Ok(None),
+                Err(e) => return Err(e),
+            };
+            let Some(msg) = buf.get(..len).filter(|_| len <= MAX_MESSAGE_LEN) else {
+                continue;
+            };
+            match parse_response(msg) {
+                Ok(r) if r.id == query.id && r.question == query.question => {
+                    return Ok(Some((msg.to_vec(), r.a_records)));
+                }
+                _ => continue,
+            }
+        }
+    }
+}
+
+fn transient(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+    )
+}
