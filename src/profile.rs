@@ -72,8 +72,13 @@ pub struct SetupStep {
 
 fn serialize_policy<S: serde::Serializer>(p: &NetworkPolicy, s: S) -> Result<S::Ok, S::Error> {
     use serde::ser::SerializeStruct;
-    let mut st = s.serialize_struct("NetworkPolicy", 3)?;
+    let mut st = s.serialize_struct("NetworkPolicy", 7)?;
     st.serialize_field("enabled", &p.enabled)?;
+    let resolvers: Vec<String> = p.resolvers.iter().map(ToString::to_string).collect();
+    st.serialize_field("resolvers", &resolvers)?;
+    st.serialize_field("allow_names", &p.allow_names)?;
+    st.serialize_field("deny_names", &p.deny_names)?;
+    st.serialize_field("default", if p.default_deny { "deny" } else { "allow" })?;
     let allow: Vec<String> = p.allow.iter().map(ToString::to_string).collect();
     let deny: Vec<String> = p.deny.iter().map(ToString::to_string).collect();
     st.serialize_field("allow", &allow)?;

@@ -16,6 +16,8 @@ const PUBLIC: &str = "198.51.100.1";
 const PRIVATE: [&str; 3] = ["10.99.0.1", "172.16.99.1", "192.168.99.1"];
 /// The cloud metadata address, also a test host of this test's own.
 const METADATA: &str = "169.254.169.254";
+/// The test's own DNS resolver (a test host too).
+const RESOLVER: &str = "198.51.100.53";
 
 /// The test hosts use fixed addresses on the host's side too: one test at a time builds them.
 static HOSTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -68,6 +70,27 @@ def serve(family, addr):
         except OSError:
             pass
         c.close()
+def dns():
+    names = {b"allowed.test": "198.51.100.1", b"private.test": "10.99.0.1",
+             b"other.test": "198.51.100.1", b"denied.test": "198.51.100.1"}
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    u.bind(("198.51.100.53", 53))
+    while True:
+        q, peer = u.recvfrom(512)
+        i, labels = 12, []
+        while q[i]:
+            labels.append(q[i + 1:i + 1 + q[i]]); i += 1 + q[i]
+        qtype = q[i + 1:i + 3]
+        question = q[12:i + 5]
+        name = b".".join(labels).lower()
+        addr = names.get(name)
+        flags = b"\x81\x80" if addr else b"\x81\x83"
+        answer = b""
+        if addr and qtype == b"\x00\x01":
+            answer = b"\xc0\x0c\x00\x01\x00\x01\x00\x00\x01\x2c\x00\x04" + socket.inet_aton(addr)
+        count = b"\x00\x01" if answer else b"\x00\x00"
+        u.sendto(q[:2] + flags + b"\x00\x01" + count + b"\x00\x00\x00\x00" + question + answer, peer)
+threading.Thread(target=dns, daemon=True).start()
 def echo():
     u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     u.bind(("0.0.0.0", PORT))
@@ -123,6 +146,8 @@ impl TestHosts {
                 &hosts.veth,
             ]);
         }
+        // The test's own DNS resolver lives on the "public" test network too.
+        inside(&["ip", "addr", "add", &format!("{RESOLVER}/24"), "dev", &peer]);
         inside(&[
             "ip",
             "-6",
@@ -389,6 +414,87 @@ fn a_killed_sidecar_leaves_the_sandbox_without_network_and_the_domain_says_so() 
     want.extend(verdicts(PUBLIC, "refused"));
     let got: Vec<String> = r.stdout.lines().map(str::to_owned).collect();
     assert_eq!(got, want, "{r:?}");
+    ws.assert_nothing_left();
+    drop(hosts);
+}
+
+#[test]
+fn name_rules_allow_only_addresses_the_sidecar_answered_for_allowed_names() {
+    let dev = Dev::get();
+    let hosts = TestHosts::create();
+    wait_for(Duration::from_secs(10), || host_fetch(PUBLIC).then_some(()))
+        .expect("the public test host answers from the host");
+    let ws = dev.workspace("names").with_profile(
+        "names",
+        &format!(
+            "[profiles.names]\n{BASE}[profiles.names.network]\nresolvers = [\"{RESOLVER}\"]\n\
+             allow_names = [\"allowed.test\", \"private.test\"]\ndeny_names = [\"denied.test\"]\n\
+             default = \"deny\"\n"
+        ),
+    );
+    let fetch = |what: &str, url: &str| {
+        format!("curl -sS -m 5 -o /dev/null {url} 2>/dev/null && echo {what}=open || echo {what}=refused; ")
+    };
+    let mut script = String::from("grep -c '^nameserver 127.0.0.53$' /etc/resolv.conf; ");
+    // Before any answer: a public address is refused under default deny.
+    script.push_str(&fetch("direct", &format!("http://{PUBLIC}:{PORT}/")));
+    // Asking the test's resolver directly: refused (DNS only through the sidecar).
+    script.push_str(&format!(
+        "python3 -c 'import socket; u=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.settimeout(3); \
+         u.sendto(bytes.fromhex(\"abcd01000001000000000000056f746865720474657374000001 0001\".replace(\" \", \"\")), (\"{RESOLVER}\", 53)); u.recv(512)' \
+         2>/dev/null && echo directdns=answered || echo directdns=refused; "
+    ));
+    script.push_str(&fetch("allowed", &format!("http://allowed.test:{PORT}/")));
+    script.push_str(&fetch("private", &format!("http://private.test:{PORT}/")));
+    for name in ["other", "denied"] {
+        script.push_str(&format!(
+            "getent hosts {name}.test >/dev/null && echo {name}=resolved || echo {name}=unresolved; "
+        ));
+    }
+    script.push_str("sleep 1.5");
+    let r = ws.run(&["sh", "-c", &script]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let got: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(
+        got,
+        [
+            "1",
+            "direct=refused",
+            "directdns=refused",
+            "allowed=open",
+            "private=refused",
+            "other=unresolved",
+            "denied=unresolved"
+        ],
+        "{r:?}"
+    );
+    let d = ws.lazaret(&["net", "denials", "--json", "--profile", "names"]);
+    assert_eq!(d.code, Some(0), "{d:?}");
+    let entries: serde_json::Value = serde_json::from_str(&d.stdout).expect("JSON");
+    let has = |pred: &dyn Fn(&serde_json::Value) -> bool| {
+        entries.as_array().into_iter().flatten().any(pred)
+    };
+    assert!(
+        has(&|e| e["name"] == "denied.test" && e["rule"] == "deny rule denied.test"),
+        "{entries:#}"
+    );
+    assert!(
+        has(&|e| e["name"] == "other.test" && e["protocol"] == "dns"),
+        "{entries:#}"
+    );
+    assert!(
+        has(&|e| e["address"] == "10.99.0.1" && e["rule"] == "deny 10.0.0.0/8 (default)"),
+        "{entries:#}"
+    );
+    assert!(
+        has(&|e| e["address"] == PUBLIC
+            && e["rule"].as_str().unwrap_or("").starts_with("default deny")),
+        "{entries:#}"
+    );
+    assert!(
+        has(&|e| e["address"] == RESOLVER && e["port"] == 53),
+        "{entries:#}"
+    );
     ws.assert_nothing_left();
     drop(hosts);
 }

@@ -69,6 +69,11 @@ fn main() -> ExitCode {
         let _ = report("failed", &e);
         return ExitCode::FAILURE;
     }
+    if let Err(e) = start_dns() {
+        eprintln!("lazaret-sidecar: {e}");
+        let _ = report("failed", &e);
+        return ExitCode::FAILURE;
+    }
     if let Err(e) = report("ready", "policy installed\n") {
         eprintln!("lazaret-sidecar: reporting ready: {e}");
         return ExitCode::FAILURE;
@@ -163,5 +168,88 @@ impl Ledger {
         if let Err(e) = written {
             eprintln!("lazaret-sidecar: writing the denial ledger: {e}");
         }
+    }
+}
+
+/// Starts the DNS forwarder the sandbox resolves through (name rules, answers for allowed names
+/// added to the policy's set before they are relayed). It runs until the sidecar exits; if it
+/// fails, name resolution fails closed.
+fn start_dns() -> Result<(), String> {
+    use lazaret::network::{DefaultMode, DnsProxy, NameRules};
+    use lazaret::runtime::network_policy::DnsSettings;
+    let path = Path::new(DIR).join("dns.json");
+    let text =
+        std::fs::read_to_string(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+    let settings: DnsSettings =
+        serde_json::from_str(&text).map_err(|e| format!("reading {}: {e}", path.display()))?;
+    let rules = NameRules::parse(&settings.allow_names, &settings.deny_names)?;
+    let listen = std::net::UdpSocket::bind(settings.listen)
+        .map_err(|e| format!("listening for DNS on {}: {e}", settings.listen))?;
+    let mode = if settings.default_deny {
+        DefaultMode::Deny
+    } else {
+        DefaultMode::Allow
+    };
+    let proxy =
+        DnsProxy::new(listen, settings.upstream.into(), rules, mode).with_mark(settings.mark);
+    std::thread::spawn(move || {
+        let result = proxy.serve(allow_answered, |name, reason| {
+            ledger_name_denial(name, reason);
+        });
+        if let Err(e) = result {
+            eprintln!("lazaret-sidecar: the DNS forwarder stopped: {e}");
+        }
+    });
+    Ok(())
+}
+
+/// Adds the addresses answered for an allowed name to the policy's set, for the answer's TTL
+/// (at least 60 s, at most a day). Private addresses are added too: the policy's prefix rules,
+/// evaluated before the set, still refuse them unless a CIDR rule allows them (no rebinding).
+fn allow_answered(name: &str, records: &[(std::net::Ipv4Addr, u32)]) {
+    use lazaret::runtime::network_policy::{DNS_ALLOWED_SET, TABLE};
+    if records.is_empty() {
+        return;
+    }
+    let elements: Vec<String> = records
+        .iter()
+        .map(|(addr, ttl)| format!("{addr} timeout {}s", (*ttl).clamp(60, 86_400)))
+        .collect();
+    let element = format!("{{ {} }}", elements.join(", "));
+    let out = Command::new(NFT)
+        .args(["add", "element", "inet", TABLE, DNS_ALLOWED_SET, &element])
+        .output();
+    match out {
+        Ok(o) if o.status.success() => {}
+        Ok(o) => eprintln!(
+            "lazaret-sidecar: allowing the answer for {name}: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        ),
+        Err(e) => eprintln!("lazaret-sidecar: allowing the answer for {name}: {e}"),
+    }
+}
+
+/// A refused name goes into the denial ledger like a refused connection.
+fn ledger_name_denial(name: &str, reason: &str) {
+    use lazaret::runtime::denial_ledger::{Denial, LEDGER};
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let line = Denial {
+        time: now,
+        protocol: "dns".to_owned(),
+        address: std::net::Ipv4Addr::UNSPECIFIED,
+        port: 53,
+        rule: reason.to_owned(),
+        count: 1,
+        name: Some(name.to_owned()),
+    };
+    if let Ok(json) = serde_json::to_string(&line) {
+        let _ = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(Path::new(DIR).join(LEDGER))
+            .and_then(|mut f| f.write_all(format!("{json}\n").as_bytes()));
     }
 }

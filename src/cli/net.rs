@@ -98,7 +98,10 @@ fn row(e: &DenialEntry) -> String {
         "{:<20} {:<5} {:<21} {:>6}  {}",
         utc(e.last_seen),
         e.protocol,
-        format!("{}:{}", e.address, e.port),
+        match &e.name {
+            Some(name) => name.clone(),
+            None => format!("{}:{}", e.address, e.port),
+        },
         e.count,
         e.rule
     )

@@ -66,6 +66,17 @@ pub struct RawNetwork {
     pub allow: Vec<Spanned<String>>,
     #[serde(default)]
     pub deny: Vec<Spanned<String>>,
+    /// Upstream resolvers of the sidecar's DNS forwarder (IPv4 addresses).
+    #[serde(default)]
+    pub resolvers: Vec<Spanned<String>>,
+    /// DNS names whose answers may be connected to (`*.npmjs.org`).
+    #[serde(default)]
+    pub allow_names: Vec<Spanned<String>>,
+    /// DNS names never resolved for the sandbox.
+    #[serde(default)]
+    pub deny_names: Vec<Spanned<String>>,
+    /// `"allow"` (default) or `"deny"`: public destinations no rule mentions.
+    pub default: Option<Spanned<String>>,
 }
 
 /// `[[profiles.NAME.auto_approve]]`.

@@ -69,9 +69,59 @@ pub fn policy(c: &mut Check<'_>, raw: &RawNetwork) -> NetworkPolicy {
         enabled: raw.enabled.unwrap_or(true),
         ..NetworkPolicy::default()
     };
+    names(c, raw, &mut policy);
     policy.allow.extend(allow.iter().map(|a| a.value));
     policy
         .deny
         .extend(denies.iter().skip(DEFAULT_DENY.len()).map(|d| d.prefix));
     policy
+}
+
+/// Resolvers, DNS name rules and the default for unmatched public destinations.
+fn names(c: &mut Check<'_>, raw: &RawNetwork, policy: &mut NetworkPolicy) {
+    if !raw.resolvers.is_empty() {
+        policy.resolvers.clear();
+    }
+    for r in &raw.resolvers {
+        match r.get_ref().trim().parse::<std::net::Ipv4Addr>() {
+            Ok(a) => policy.resolvers.push(a),
+            Err(_) => c.error(
+                Some(&r.span()),
+                format!(
+                    "network resolvers: {:?} is not an IPv4 address (a resolver is given as \
+                     a.b.c.d)",
+                    r.get_ref()
+                ),
+            ),
+        }
+    }
+    let mut checked = |list: &[Spanned<String>], what: &str| -> Vec<String> {
+        let mut out = Vec::new();
+        for n in list {
+            match crate::network::NamePattern::parse(n.get_ref()) {
+                Ok(p) => out.push(p.to_string()),
+                Err(e) => c.error(Some(&n.span()), format!("network {what}: {e}")),
+            }
+        }
+        out
+    };
+    policy.allow_names = checked(&raw.allow_names, "allow_names");
+    policy.deny_names = checked(&raw.deny_names, "deny_names");
+    if let Err(e) = crate::network::NameRules::parse(&policy.allow_names, &policy.deny_names) {
+        let at = raw.deny_names.first().map(|n| n.span());
+        c.error(
+            at.as_ref(),
+            format!("network names: {e} (SR-6: conflicts are refused)"),
+        );
+    }
+    if let Some(d) = &raw.default {
+        match d.get_ref().as_str() {
+            "allow" => policy.default_deny = false,
+            "deny" => policy.default_deny = true,
+            other => c.error(
+                Some(&d.span()),
+                format!("network default: {other:?} is neither \"allow\" nor \"deny\""),
+            ),
+        }
+    }
 }

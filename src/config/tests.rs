@@ -471,6 +471,35 @@ fn networking_can_be_turned_off() {
 }
 
 #[test]
+fn name_rules_resolvers_and_default_are_checked() {
+    let net = |body: &str| format!("{HEAD}[profiles.p.network]\n{body}");
+    let p = get(
+        &ok(&net(
+            "resolvers = [\"198.51.100.53\"]\nallow_names = [\"*.npmjs.org\", \"API.example.com.\"]\ndeny_names = [\"evil.example.com\"]\ndefault = \"deny\"\n",
+        )),
+        "p",
+    );
+    assert_eq!(p.network.allow_names, ["*.npmjs.org", "api.example.com"]);
+    assert!(p.network.default_deny);
+    assert_eq!(
+        p.network.dns_settings().upstream.to_string(),
+        "198.51.100.53:53"
+    );
+    err_at(&net("allow_names = [\"a..b\"]\n"), 5, &["allow_names"]);
+    err_at(
+        &net("resolvers = [\"dns.example\"]\n"),
+        5,
+        &["not an IPv4 address"],
+    );
+    err_at(&net("default = \"maybe\"\n"), 5, &["neither"]);
+    err_at(
+        &net("allow_names = [\"x.example\"]\ndeny_names = [\"x.example\"]\n"),
+        6,
+        &["x.example", "conflicts are refused"],
+    );
+}
+
+#[test]
 fn network_policy_is_default_plus_config() {
     let p = get(
         &ok(&net(

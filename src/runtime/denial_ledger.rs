@@ -28,11 +28,15 @@ pub struct Denial {
     pub port: u16,
     /// The rule that refused it, e.g. `deny 10.0.0.0/8 (default)`.
     pub rule: String,
-    /// Packets refused so far (a TCP connect that is retried counts each attempt).
+    /// Packets refused so far (a TCP connect that is retried counts each attempt); for a
+    /// refused DNS name, 1 per query line.
     pub count: u64,
+    /// The DNS name the sidecar refused to resolve (protocol `dns`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
-type Key = (String, Ipv4Addr, String, u16);
+type Key = (String, Ipv4Addr, String, u16, Option<String>);
 
 /// Reads the entries of every denial set out of `nft -j list table inet lazaret`.
 pub fn parse_nft(json: &str) -> Vec<(String, String, Ipv4Addr, u16, u64)> {
@@ -94,7 +98,7 @@ impl Tracker {
     ) -> Vec<Denial> {
         let mut lines = Vec::new();
         for (rule, proto, addr, port, count) in entries {
-            let key = (rule.clone(), *addr, proto.clone(), *port);
+            let key = (rule.clone(), *addr, proto.clone(), *port, None);
             let before = self.seen.get(&key).copied().unwrap_or(0);
             if *count > before {
                 self.seen.insert(key, *count);
@@ -105,6 +109,7 @@ impl Tracker {
                     port: *port,
                     rule: rule.clone(),
                     count: *count,
+                    name: None,
                 });
             }
         }
@@ -122,6 +127,8 @@ pub struct DenialEntry {
     pub port: u16,
     pub rule: String,
     pub count: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 /// Aggregates ledger text (malformed lines are skipped: the file is written by the sidecar,
@@ -132,7 +139,13 @@ pub fn aggregate(text: &str) -> Vec<DenialEntry> {
         let Ok(d) = serde_json::from_str::<Denial>(line) else {
             continue;
         };
-        let key = (d.rule.clone(), d.address, d.protocol.clone(), d.port);
+        let key = (
+            d.rule.clone(),
+            d.address,
+            d.protocol.clone(),
+            d.port,
+            d.name.clone(),
+        );
         let e = by_key.entry(key).or_insert_with(|| DenialEntry {
             first_seen: d.time,
             last_seen: d.time,
@@ -141,10 +154,16 @@ pub fn aggregate(text: &str) -> Vec<DenialEntry> {
             port: d.port,
             rule: d.rule.clone(),
             count: 0,
+            name: d.name.clone(),
         });
         e.last_seen = e.last_seen.max(d.time);
         e.first_seen = e.first_seen.min(d.time);
-        e.count = e.count.max(d.count);
+        // Connection lines carry running totals; name lines count one query each.
+        if d.name.is_some() {
+            e.count += d.count;
+        } else {
+            e.count = e.count.max(d.count);
+        }
     }
     let mut out: Vec<DenialEntry> = by_key.into_values().collect();
     out.sort_by(|a, b| b.last_seen.cmp(&a.last_seen).then(b.count.cmp(&a.count)));

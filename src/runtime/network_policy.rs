@@ -134,10 +134,18 @@ pub const DEFAULT_DENY: [Ipv4Prefix; 6] = [
 pub struct NetworkPolicy {
     /// False: no egress at all (a profile may turn networking off).
     pub enabled: bool,
+    /// Upstream resolvers of the sidecar's DNS forwarder (the first is used).
     pub resolvers: Vec<Ipv4Addr>,
     pub allow: Vec<Ipv4Prefix>,
     /// Every deny rule, the defaults included.
     pub deny: Vec<Ipv4Prefix>,
+    /// DNS names (`api.example.com`, `*.npmjs.org`) whose answers may be connected to.
+    pub allow_names: Vec<String>,
+    /// DNS names the sidecar refuses to resolve.
+    pub deny_names: Vec<String>,
+    /// Public IPv4 destinations not matched by a prefix rule: refused unless the sidecar
+    /// answered them for an allowed name (true), or allowed (false, the spec's default).
+    pub default_deny: bool,
 }
 
 impl Default for NetworkPolicy {
@@ -147,8 +155,31 @@ impl Default for NetworkPolicy {
             resolvers: vec![SLIRP_RESOLVER],
             allow: Vec::new(),
             deny: DEFAULT_DENY.to_vec(),
+            allow_names: Vec::new(),
+            deny_names: Vec::new(),
+            default_deny: false,
         }
     }
+}
+
+/// Where the sidecar's DNS forwarder listens, in the namespace the sandbox shares: the
+/// sandbox's only resolver.
+pub const DNS_LISTEN: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 53);
+/// Packet mark of the forwarder's upstream sockets: only they may reach the upstream resolver.
+pub const DNS_MARK: u32 = 0x4c5a;
+/// Set of addresses the forwarder answered for allowed names (default-deny policies).
+pub const DNS_ALLOWED_SET: &str = "dns_allowed";
+
+/// What the sidecar's DNS forwarder needs, written next to the policy as `dns.json`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DnsSettings {
+    pub listen: std::net::SocketAddrV4,
+    pub upstream: std::net::SocketAddrV4,
+    pub mark: u32,
+    pub allow_names: Vec<String>,
+    pub deny_names: Vec<String>,
+    pub default_deny: bool,
 }
 
 /// Name of the nftables table the sidecar installs.
@@ -171,6 +202,19 @@ impl Rule {
 }
 
 impl NetworkPolicy {
+    /// The sidecar's DNS forwarder settings.
+    pub fn dns_settings(&self) -> DnsSettings {
+        let upstream = self.resolvers.first().copied().unwrap_or(SLIRP_RESOLVER);
+        DnsSettings {
+            listen: std::net::SocketAddrV4::new(DNS_LISTEN, 53),
+            upstream: std::net::SocketAddrV4::new(upstream, 53),
+            mark: DNS_MARK,
+            allow_names: self.allow_names.clone(),
+            deny_names: self.deny_names.clone(),
+            default_deny: self.default_deny,
+        }
+    }
+
     /// The nftables script the sidecar loads with `nft -f` before reporting ready.
     ///
     /// Prefix rules are emitted longest prefix first, so the most specific matching rule
@@ -228,10 +272,24 @@ impl NetworkPolicy {
                 "networking is off for this profile",
             );
         } else {
+            // DNS: only the sidecar's forwarder (its marked sockets) reaches the resolvers; the
+            // sandbox resolves through the forwarder on loopback, nowhere else.
             for r in &self.resolvers {
-                let _ = writeln!(chain, "    ip daddr {r} udp dport 53 accept");
-                let _ = writeln!(chain, "    ip daddr {r} tcp dport 53 accept");
+                let _ = writeln!(
+                    chain,
+                    "    meta mark {DNS_MARK:#x} ip daddr {r} udp dport 53 accept"
+                );
             }
+            deny(
+                &mut chain,
+                "udp dport 53",
+                "DNS other than through the sidecar's resolver",
+            );
+            deny(
+                &mut chain,
+                "tcp dport 53",
+                "DNS other than through the sidecar's resolver",
+            );
             for rule in &rules {
                 match rule {
                     Rule::Allow(p) => {
@@ -247,9 +305,21 @@ impl NetworkPolicy {
                     }
                 }
             }
+            if self.default_deny {
+                let _ = writeln!(chain, "    ip daddr @{DNS_ALLOWED_SET} accept");
+                deny(
+                    &mut chain,
+                    "meta nfproto ipv4",
+                    "default deny (no allow rule, not answered for an allowed name)",
+                );
+            }
         }
         let mut s = String::new();
         let _ = writeln!(s, "table inet {TABLE} {{");
+        let _ = writeln!(
+            s,
+            "  set {DNS_ALLOWED_SET} {{\n    type ipv4_addr\n    flags timeout\n    size 65536\n  }}"
+        );
         s.push_str(&sets);
         let _ = writeln!(s, "  chain output {{");
         let _ = writeln!(
@@ -325,7 +395,8 @@ mod tests {
         for want in [
             "hook output",
             "meta nfproto ipv6 reject",
-            "ip daddr 10.0.2.3 udp dport 53 accept",
+            "meta mark 0x4c5a ip daddr 10.0.2.3 udp dport 53 accept",
+            "udp dport 53 meta l4proto udp update @denied_",
             "ip daddr 10.0.0.0/8 meta l4proto tcp update @denied_",
             "ip daddr 0.0.0.0/8 meta l4proto tcp",
             "comment \"deny 169.254.0.0/16 (default)\"",
@@ -373,5 +444,19 @@ mod tests {
             "{nft}"
         );
         assert!(!nft.contains("dport 53 accept"), "{nft}");
+    }
+
+    #[test]
+    fn default_deny_accepts_only_answered_addresses_after_the_prefix_rules() {
+        let p = NetworkPolicy {
+            default_deny: true,
+            ..NetworkPolicy::default()
+        };
+        let nft = p.render_nft();
+        let chain = &nft[nft.find("chain output").unwrap_or(0)..];
+        let set = chain.find("ip daddr @dns_allowed accept").unwrap_or(0);
+        // Private denies come first: an allowed name answering a private address is refused.
+        assert!(at(&nft, "10.0.0.0/8") < set, "{nft}");
+        assert!(chain[set..].contains("@denied_"), "{nft}");
     }
 }

@@ -35,10 +35,13 @@ pub fn create_args(domain: &Domain, image: &str, status_dir: &Path) -> Vec<Strin
         "slirp4netns".into(),
         "--cap-drop=all".into(),
         "--cap-add=NET_ADMIN".into(),
+        // The DNS forwarder listens on port 53.
+        "--cap-add=NET_BIND_SERVICE".into(),
         "--security-opt=no-new-privileges".into(),
         "--read-only".into(),
-        // The only resolver the policy allows: slirp4netns' forwarder.
-        format!("--dns={}", super::network_policy::SLIRP_RESOLVER),
+        // The sandbox (sharing this namespace and its resolver configuration) resolves through
+        // the sidecar's DNS forwarder only.
+        format!("--dns={}", super::network_policy::DNS_LISTEN),
         "--sysctl".into(),
         "net.ipv6.conf.all.disable_ipv6=1".into(),
         "--sysctl".into(),
@@ -89,6 +92,9 @@ pub fn create(
     }
     std::fs::write(dir.join("policy.nft"), policy.render_nft())
         .context("writing the Network Sidecar policy")?;
+    let dns = serde_json::to_string_pretty(&policy.dns_settings())?;
+    std::fs::write(dir.join("dns.json"), dns + "\n")
+        .context("writing the Network Sidecar's DNS settings")?;
     podman.run("creating Network Sidecar", create_args(domain, image, &dir))?;
     Ok(())
 }
