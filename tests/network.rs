@@ -229,7 +229,9 @@ fn default_policy_refuses_private_targets_and_reaches_public_ones() {
     }
     script.push_str(&format!(
         "curl -sS -m 5 -o /dev/null 'http://[{V6}]:{PORT}/' 2>/dev/null && echo v6=open || echo v6=refused; \
-         ip route add 198.51.100.0/25 dev lo 2>/dev/null && echo route=added || echo route=refused"
+         ip route add 198.51.100.0/25 dev lo 2>/dev/null && echo route=added || echo route=refused; \
+         ip rule add from all lookup 100 2>/dev/null && echo rule=added || echo rule=refused; \
+         python3 -c \"import re; c=int(re.search(r'CapEff:\\s*(\\w+)', open('/proc/self/status').read()).group(1), 16); print('netcaps=' + ('none' if c & (1 << 12 | 1 << 13) == 0 else 'present'))\""
     ));
     let r = ws.run(&["sh", "-c", &script]);
     assert_eq!(r.code, Some(0), "{r:?}");
@@ -240,6 +242,9 @@ fn default_policy_refuses_private_targets_and_reaches_public_ones() {
     }
     want.push("v6=refused".to_owned());
     want.push("route=refused".to_owned());
+    want.push("rule=refused".to_owned());
+    // Neither CAP_NET_ADMIN (12) nor CAP_NET_RAW (13) in the agent's effective set.
+    want.push("netcaps=none".to_owned());
     let got: Vec<String> = r.stdout.lines().map(str::to_owned).collect();
     assert_eq!(got, want, "{r:?}");
     ws.assert_nothing_left();
@@ -286,6 +291,32 @@ fn a_more_specific_allow_opens_one_private_host_and_every_tool_agrees() {
     script.push_str("sleep 1.5");
     let r = ws.run(&["sh", "-c", &script]);
     assert_eq!(r.code, Some(0), "{r:?}");
+    // `--follow --json` prints entries as JSON lines (the run above left them in the ledger).
+    let mut follow = ws
+        .dev
+        .command("env")
+        .args(ws.env_args())
+        .arg(support::lazaret_bin())
+        .args(["net", "denials", "--follow", "--json", "--profile", "holes"])
+        .current_dir(&ws.path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("lazaret net denials --follow");
+    let first_line = {
+        use std::io::BufRead;
+        let mut line = String::new();
+        let stdout = follow.stdout.take().expect("stdout");
+        let _ = std::io::BufReader::new(stdout).read_line(&mut line);
+        line
+    };
+    let _ = follow.kill();
+    let _ = follow.wait();
+    let followed: serde_json::Value = serde_json::from_str(&first_line).expect("a JSON line");
+    assert!(
+        followed["rule"].as_str().unwrap_or("").starts_with("deny "),
+        "{first_line}"
+    );
     let mut want = verdicts(PUBLIC, "open");
     want.extend(verdicts("10.99.0.1", "open"));
     want.extend(verdicts("172.16.99.1", "refused"));
@@ -497,4 +528,34 @@ fn name_rules_allow_only_addresses_the_sidecar_answered_for_allowed_names() {
     );
     ws.assert_nothing_left();
     drop(hosts);
+}
+
+#[test]
+fn the_sidecar_image_holds_no_shell() {
+    let dev = Dev::get();
+    let ws = dev.workspace("shellless");
+    // A run builds (or finds) the sidecar image of this Lazaret build.
+    let r = ws.run(&["true"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let out = dev.sh(
+        "set -e; img=$(podman images --format '{{.Repository}}:{{.Tag}}' localhost/lazaret/sidecar | head -1); \
+         c=$(podman create --runtime runc \"$img\"); podman export \"$c\" | tar -t; podman rm \"$c\" >/dev/null",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let files = String::from_utf8_lossy(&out.stdout);
+    assert!(files.contains("lazaret-sidecar"), "{files}");
+    assert!(files.contains("usr/sbin/nft"), "{files}");
+    for shell in ["bin/sh", "bin/bash", "bin/dash", "bin/busybox", "bin/ash"] {
+        assert!(
+            !files
+                .lines()
+                .any(|f| f.trim_end_matches('/').ends_with(shell)),
+            "{shell} in the sidecar image:\n{files}"
+        );
+    }
+    ws.assert_nothing_left();
 }

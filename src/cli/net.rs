@@ -43,6 +43,19 @@ pub struct DenialsArgs {
 
 pub fn execute(layout: &Layout, args: NetArgs) -> anyhow::Result<i32> {
     let NetCommand::Denials(args) = args.command;
+    match denials(layout, &args) {
+        // The reader went away (`| head`): that ends the listing, it is not a failure.
+        Err(e)
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            Ok(0)
+        }
+        other => other,
+    }
+}
+
+fn denials(layout: &Layout, args: &DenialsArgs) -> anyhow::Result<i32> {
     let config = HostConfig::load(layout)?;
     let profile = config.profile(args.profile.as_deref())?;
     let cwd = std::env::current_dir()?;
@@ -50,22 +63,30 @@ pub fn execute(layout: &Layout, args: NetArgs) -> anyhow::Result<i32> {
     let path = denial_ledger::path(&status_dir(&domain));
     let read = || std::fs::read_to_string(&path).unwrap_or_default();
     let entries = denial_ledger::aggregate(&read());
+    let mut out = std::io::stdout().lock();
     if !args.follow {
         if args.json {
-            println!("{}", serde_json::to_string_pretty(&entries)?);
+            writeln!(out, "{}", serde_json::to_string_pretty(&entries)?)?;
         } else if entries.is_empty() {
-            println!(
+            writeln!(
+                out,
                 "no denied connections recorded for {} (profile {})",
                 domain.workspace.root.display(),
                 profile.name
-            );
+            )?;
         } else {
-            print_table(&entries);
+            writeln!(
+                out,
+                "{:<20} {:<5} {:<21} {:>6}  RULE",
+                "LAST SEEN (UTC)", "PROTO", "DESTINATION", "COUNT"
+            )?;
+            for e in &entries {
+                writeln!(out, "{}", row(e))?;
+            }
         }
         return Ok(0);
     }
     let mut shown: Vec<DenialEntry> = Vec::new();
-    let mut out = std::io::stdout();
     loop {
         let now = denial_ledger::aggregate(&read());
         let mut fresh: Vec<&DenialEntry> = now.iter().filter(|e| !shown.contains(e)).collect();
@@ -80,16 +101,6 @@ pub fn execute(layout: &Layout, args: NetArgs) -> anyhow::Result<i32> {
         out.flush()?;
         shown = now;
         std::thread::sleep(Duration::from_millis(500));
-    }
-}
-
-fn print_table(entries: &[DenialEntry]) {
-    println!(
-        "{:<20} {:<5} {:<21} {:>6}  RULE",
-        "LAST SEEN (UTC)", "PROTO", "DESTINATION", "COUNT"
-    );
-    for e in entries {
-        println!("{}", row(e));
     }
 }
 

@@ -71,11 +71,34 @@ impl SidecarImage {
             let result = self.build(podman, &tree);
             let _ = std::fs::remove_dir_all(&tree);
             result?;
+            self.remove_older(podman);
         }
         std::fs::create_dir_all(marker_dir)
             .and_then(|_| std::fs::write(&marker, self.tag.as_bytes()))
             .with_context(|| format!("writing {}", marker.display()))?;
         Ok(())
+    }
+
+    /// Removes the sidecar images of other Lazaret builds (one per build would pile up). One
+    /// still used by a running Domain of an older build is refused by podman and stays.
+    fn remove_older(&self, podman: &Podman) {
+        let Ok(listed) = podman.run(
+            "listing old Network Sidecar images",
+            [
+                "images",
+                "--filter",
+                "label=lazaret.role=sidecar",
+                "--format",
+                "{{.Repository}}:{{.Tag}}",
+            ],
+        ) else {
+            return;
+        };
+        for old in listed.lines().map(str::trim) {
+            if old.starts_with(REPOSITORY) && old != self.tag {
+                let _ = podman.output("removing an old Network Sidecar image", ["rmi", old]);
+            }
+        }
     }
 
     /// Forgets the marker (the image was removed behind Lazaret's back).
