@@ -7,6 +7,7 @@ pub mod config;
 pub mod coordinator;
 pub mod doctor;
 pub mod domain;
+pub mod escalation;
 pub mod logging;
 pub mod network;
 pub mod profile;

@@ -34,6 +34,7 @@ pub fn ensure(domain: &Domain, profile: &AgentProfile, sandbox: &str) -> anyhow:
                 workdir: "/".to_owned(),
                 tty: false,
                 term: None,
+                env: Vec::new(),
             },
         )
     };

@@ -115,6 +115,11 @@ impl SessionPlan {
             workdir,
             tty,
             term: tty.then(|| std::env::var("TERM").unwrap_or_else(|_| "xterm-256color".into())),
+            env: crate::escalation::mailbox::session_env(
+                &self.domain.id,
+                session.session_id(),
+                session.session_anchor(),
+            ),
         };
         let args = sandbox::exec_args(&sandbox_name, &req);
         let program = std::env::var("LAZARET_PODMAN").unwrap_or_else(|_| "podman".to_owned());

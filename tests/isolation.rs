@@ -7,8 +7,9 @@ use std::time::Duration;
 use support::{finish, wait_for, Dev, HOLD};
 
 /// Mount points the sandbox may have: its own file systems, the workspace and its Git Sentry
-/// protections, the default profile's State Anchors, podman's files.
-const ALLOWED_MOUNTS: [&str; 21] = [
+/// protections, the default profile's State Anchors, podman's files, and Lazaret's control
+/// mounts (Escalation Mailbox, Escalation Client).
+const ALLOWED_MOUNTS: [&str; 24] = [
     "/",
     "/dev",
     "/dev/pts",
@@ -30,6 +31,9 @@ const ALLOWED_MOUNTS: [&str; 21] = [
     "/etc/hostname",
     "/etc/resolv.conf",
     "/run/.containerenv",
+    "/run/lazaret/mailbox/req",
+    "/run/lazaret/mailbox/res",
+    "/run/lazaret/bin/lazaret-escalate",
 ];
 
 #[test]
@@ -71,12 +75,25 @@ fn host_secrets_environment_and_paths_stay_outside() {
         "AWS_SECRET_ACCESS_KEY",
         "host-secret",
         "XDG_RUNTIME_DIR",
-        "LAZARET",
     ] {
         assert!(
             !parts[1].contains(secret),
             "{secret} leaked into the sandbox: {}",
             parts[1]
+        );
+    }
+    // Of Lazaret's variables only the session's escalation credentials are given to it.
+    for var in parts[1].lines().filter(|l| l.starts_with("LAZARET")) {
+        let name = var.split('=').next().unwrap_or("");
+        assert!(
+            [
+                "LAZARET_DOMAIN",
+                "LAZARET_SESSION",
+                "LAZARET_SESSION_ANCHOR",
+                "LAZARET_MAILBOX"
+            ]
+            .contains(&name),
+            "{name} leaked into the sandbox"
         );
     }
     for mount in parts[2].lines() {

@@ -14,11 +14,13 @@
 //! - [`framing`]: length-delimited JSON frames of at most [`framing::MAX_FRAME`] bytes.
 //! - [`messages`]: the version handshake and session messages.
 //! - [`session`]: [`SessionId`] and [`SessionAnchor`].
+//! - [`escalation`]: the signed Escalation Mailbox records (requests and results).
 
 pub mod anchor;
 pub mod authz;
 mod domain_id;
 pub mod enrollment;
+pub mod escalation;
 pub mod framing;
 pub mod identity;
 pub mod messages;

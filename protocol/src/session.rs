@@ -91,6 +91,26 @@ impl SessionAnchor {
     pub fn expose_hex(&self) -> &str {
         &self.0
     }
+
+    /// The secret as its 32 raw bytes: the HMAC key of escalation requests
+    /// ([`crate::escalation`]). Handle with care: never log it.
+    pub fn key_bytes(&self) -> [u8; SESSION_HEX_LEN / 2] {
+        let mut key = [0u8; SESSION_HEX_LEN / 2];
+        // `parse` and `generate` admit only 64 lowercase hex digits, so every pair decodes.
+        for (byte, pair) in key.iter_mut().zip(self.0.as_bytes().chunks_exact(2)) {
+            *byte = (hex_value(pair[0]) << 4) | hex_value(pair[1]);
+        }
+        key
+    }
+}
+
+/// The value of one lowercase hex digit (0 for anything else, which `is_session_hex` excludes).
+fn hex_value(digit: u8) -> u8 {
+    match digit {
+        b'0'..=b'9' => digit - b'0',
+        b'a'..=b'f' => digit - b'a' + 10,
+        _ => 0,
+    }
 }
 
 impl PartialEq for SessionAnchor {
@@ -144,6 +164,19 @@ mod tests {
         assert!(SessionId::parse(&"a".repeat(63)).is_err());
         assert!(SessionAnchor::parse(&"g".repeat(64)).is_err());
         assert!(serde_json::from_str::<SessionId>("\"abc\"").is_err());
+    }
+
+    #[test]
+    fn anchor_key_bytes_decode_the_hex() {
+        let hex = format!("00ff10a9{}", "0".repeat(56));
+        let key = SessionAnchor::parse(&hex).unwrap().key_bytes();
+        assert_eq!(&key[..4], &[0x00, 0xff, 0x10, 0xa9]);
+        assert!(key[4..].iter().all(|&b| b == 0));
+        let anchor = SessionAnchor::generate().unwrap();
+        assert_eq!(
+            crate::identity::hex(&anchor.key_bytes()),
+            anchor.expose_hex()
+        );
     }
 
     #[test]

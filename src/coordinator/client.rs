@@ -47,6 +47,7 @@ pub struct ClientSession {
     conn: Conn,
     pub session_id: SessionId,
     pub client_cli_id: ComponentId,
+    session_anchor: lazaret_protocol::SessionAnchor,
 }
 
 impl ClientSession {
@@ -56,12 +57,13 @@ impl ClientSession {
             .enable_all()
             .build()
             .context("starting the client's event loop")?;
-        let (conn, session_id, client_cli_id) = rt.block_on(register(reg))?;
+        let (conn, session_id, client_cli_id, session_anchor) = rt.block_on(register(reg))?;
         Ok(ClientSession {
             rt,
             conn,
             session_id,
             client_cli_id,
+            session_anchor,
         })
     }
 }
@@ -69,6 +71,10 @@ impl ClientSession {
 impl DomainSession for ClientSession {
     fn session_id(&self) -> &SessionId {
         &self.session_id
+    }
+
+    fn session_anchor(&self) -> &lazaret_protocol::SessionAnchor {
+        &self.session_anchor
     }
 
     fn attach(&mut self, argv: &[String], cwd: &str, tty: bool) -> anyhow::Result<String> {
@@ -146,7 +152,17 @@ impl DomainSession for ClientSession {
     }
 }
 
-async fn register(reg: &Registration<'_>) -> Result<(Conn, SessionId, ComponentId), JoinError> {
+async fn register(
+    reg: &Registration<'_>,
+) -> Result<
+    (
+        Conn,
+        SessionId,
+        ComponentId,
+        lazaret_protocol::SessionAnchor,
+    ),
+    JoinError,
+> {
     let socket: PathBuf = paths::socket(reg.domain);
     let stream = match UnixStream::connect(&socket).await {
         Ok(s) => s,
@@ -212,9 +228,11 @@ async fn register(reg: &Registration<'_>) -> Result<(Conn, SessionId, ComponentI
     )
     .await?;
     match framing::recv::<_, CoordinatorMessage>(&mut conn).await {
-        Ok(CoordinatorMessage::Registered { session_id, .. }) => {
-            Ok((conn, session_id, client_cli_id))
-        }
+        Ok(CoordinatorMessage::Registered {
+            session_id,
+            session_anchor,
+            ..
+        }) => Ok((conn, session_id, client_cli_id, session_anchor)),
         Ok(CoordinatorMessage::Refused {
             code: RefusalCode::Unavailable,
             reason,

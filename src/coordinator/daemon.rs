@@ -139,7 +139,21 @@ fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> an
         server_config,
         uid: nix::unistd::getuid().as_raw(),
     });
+    // Host Escalation: the mailbox is read from the start of the first session on.
+    let stop_escalations = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let escalations = {
+        let service = crate::escalation::service::Service {
+            engine: endpoint.engine.clone(),
+            mailbox: crate::escalation::mailbox::Mailbox::at(&domain.runtime_dir),
+            workspace: domain.workspace.root.clone(),
+            rules: profile.auto_approve.clone(),
+        };
+        let stop = stop_escalations.clone();
+        std::thread::spawn(move || service.run(&stop))
+    };
     let outcome = rt.block_on(serve(&endpoint, &socket, ready, runtime.sidecar_pid()));
+    stop_escalations.store(true, std::sync::atomic::Ordering::SeqCst);
+    let _ = escalations.join();
 
     // Teardown: withdraw publication first, then disconnect sessions, then the resources in
     // the order recovery requires (sandbox, sidecar, State Anchor).

@@ -34,7 +34,18 @@ pub struct Registered {
     pub session_anchor: SessionAnchor,
 }
 
+/// What Host Escalation needs to know of a registered session.
+#[derive(Clone, Debug)]
+pub struct SessionKeys {
+    pub anchor: SessionAnchor,
+    /// Whether its command runs on a terminal (interactive approval is possible).
+    pub tty: bool,
+    /// Set when the session ends: its running host commands are killed (OR-3).
+    pub cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
 pub struct Engine {
+    sessions: Mutex<std::collections::HashMap<String, SessionKeys>>,
     pub config: EngineConfig,
     registry: Mutex<Registry>,
     status: Mutex<DomainStatus>,
@@ -47,6 +58,7 @@ impl Engine {
     pub fn new(config: EngineConfig, registry: Registry, status: DomainStatus) -> Engine {
         let (shutdown, _) = watch::channel(None);
         let engine = Engine {
+            sessions: Mutex::new(std::collections::HashMap::new()),
             config,
             registry: Mutex::new(registry),
             status: Mutex::new(status),
@@ -133,6 +145,16 @@ impl Engine {
                 started_unix_ms: now_unix_ms(),
             });
         }
+        if let Ok(mut keys) = self.sessions.lock() {
+            keys.insert(
+                session_id.as_str().to_owned(),
+                SessionKeys {
+                    anchor: session_anchor.clone(),
+                    tty: false,
+                    cancel: Default::default(),
+                },
+            );
+        }
         self.publish_status();
         tracing::info!(client_cli = %client_cli_id, session = %session_id.as_str(), "session registered");
         Ok(Registered {
@@ -143,7 +165,16 @@ impl Engine {
     }
 
     /// Records what a session runs; returns the sandbox container to run it in.
-    pub fn attach(&self, session: &SessionId, argv: &[String]) -> String {
+    pub fn attach(&self, session: &SessionId, argv: &[String], tty: bool) -> String {
+        if let Some(k) = self
+            .sessions
+            .lock()
+            .ok()
+            .as_mut()
+            .and_then(|m| m.get_mut(session.as_str()))
+        {
+            k.tty = tty;
+        }
         if let Ok(mut st) = self.status.lock() {
             if let Some(s) = st
                 .sessions
@@ -165,6 +196,11 @@ impl Engine {
             let _ = reg.record(Event::Leave { cli });
             reg.sessions() == 0 && reg.begin_teardown_if_idle()
         };
+        if let (Some(session), Ok(mut keys)) = (session, self.sessions.lock()) {
+            if let Some(k) = keys.remove(session.as_str()) {
+                k.cancel.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
         if let (Some(session), Ok(mut st)) = (session, self.status.lock()) {
             st.sessions.retain(|s| s.session_id != session.as_str());
         }
@@ -173,6 +209,16 @@ impl Engine {
             self.empty.notify_one();
         }
         stopping
+    }
+
+    /// The keys of a registered session (None once it has ended).
+    pub fn session_keys(&self, session_id: &str) -> Option<SessionKeys> {
+        self.sessions.lock().ok()?.get(session_id).cloned()
+    }
+
+    /// The Domain this engine serves.
+    pub fn domain_id(&self) -> &lazaret_protocol::DomainId {
+        &self.config.domain_id
     }
 
     /// Resolves once the last Client Session has left.

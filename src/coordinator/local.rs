@@ -44,8 +44,12 @@ impl DomainSession for LocalSession {
         &self.registered.session_id
     }
 
-    fn attach(&mut self, argv: &[String], _cwd: &str, _tty: bool) -> anyhow::Result<String> {
-        Ok(self.engine.attach(&self.registered.session_id, argv))
+    fn session_anchor(&self) -> &lazaret_protocol::SessionAnchor {
+        &self.registered.session_anchor
+    }
+
+    fn attach(&mut self, argv: &[String], _cwd: &str, tty: bool) -> anyhow::Result<String> {
+        Ok(self.engine.attach(&self.registered.session_id, argv, tty))
     }
 
     fn run_attached(&mut self, command: SessionCommand) -> anyhow::Result<Attached> {

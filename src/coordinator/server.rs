@@ -181,8 +181,8 @@ async fn session_loop(
                 }
             }
             msg = framing::recv::<_, ClientMessage>(conn) => match msg {
-                Ok(ClientMessage::Attach { session_id: sid, argv, .. }) if &sid == session_id => {
-                    let sandbox_container = engine.attach(&sid, &argv);
+                Ok(ClientMessage::Attach { session_id: sid, argv, tty, .. }) if &sid == session_id => {
+                    let sandbox_container = engine.attach(&sid, &argv, tty);
                     let info = CoordinatorMessage::AttachInfo { session_id: sid, sandbox_container };
                     framing::send(conn, &info).await?;
                 }

@@ -20,6 +20,9 @@ pub enum Attached {
 /// A registered Client Session of a Domain.
 pub trait DomainSession {
     fn session_id(&self) -> &SessionId;
+    /// The session's secret for signing Host Escalation requests (given only to the
+    /// session's own processes in the sandbox).
+    fn session_anchor(&self) -> &lazaret_protocol::SessionAnchor;
     /// Tells the engine what this session runs; returns the sandbox container to run it in.
     fn attach(&mut self, argv: &[String], cwd: &str, tty: bool) -> anyhow::Result<String>;
     /// Runs `command` while watching the engine: if the Domain goes away, `command` is

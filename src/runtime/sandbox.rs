@@ -83,6 +83,8 @@ pub struct ExecRequest {
     pub workdir: String,
     pub tty: bool,
     pub term: Option<String>,
+    /// Extra environment of the command (the session's escalation credentials).
+    pub env: Vec<(String, String)>,
 }
 
 /// `podman exec` arguments. The command runs behind a POSIX-sh prelude that checks the kernel
@@ -95,6 +97,10 @@ pub fn exec_args(container: &str, req: &ExecRequest) -> Vec<String> {
     if let Some(term) = &req.term {
         a.push("--env".into());
         a.push(format!("TERM={term}"));
+    }
+    for (k, v) in &req.env {
+        a.push("--env".into());
+        a.push(format!("{k}={v}"));
     }
     a.push("--workdir".into());
     a.push(req.workdir.clone());

@@ -89,6 +89,29 @@ pub fn plan(
             .push(SandboxMount::bind(&v.host, &v.container, v.read_only, &why));
     }
     out.mounts.extend(anchors.mounts());
+    // Lazaret's fixed control mounts: the Escalation Mailbox (requests in, results out) and
+    // the Escalation Client. Never host configuration, never the coordinator's socket.
+    let mailbox = crate::escalation::mailbox::Mailbox::prepare(&domain.runtime_dir)?;
+    let sandbox_mailbox = Path::new(crate::escalation::mailbox::SANDBOX_MAILBOX);
+    out.mounts.push(SandboxMount::bind(
+        &mailbox.req,
+        &sandbox_mailbox.join("req"),
+        false,
+        "Escalation Mailbox: requests",
+    ));
+    out.mounts.push(SandboxMount::bind(
+        &mailbox.res,
+        &sandbox_mailbox.join("res"),
+        true,
+        "Escalation Mailbox: results",
+    ));
+    let client = crate::runtime::sidecar_image::sibling_binary("lazaret-escalate")?;
+    out.mounts.push(SandboxMount::bind(
+        &client,
+        Path::new(crate::escalation::mailbox::SANDBOX_CLIENT),
+        true,
+        "Escalation Client",
+    ));
     // Parents before children: a stable sort by depth keeps the order above among equals.
     out.mounts.sort_by_key(|m| m.container.components().count());
     Ok(out)

@@ -1,0 +1,2 @@
+mod request;
+mod result;

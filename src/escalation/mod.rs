@@ -1,0 +1,8 @@
+//! Host Escalation (spec §3.6): the coordinator's side of the Escalation Mailbox — reading and
+//! verifying signed requests, deciding (auto-approval rules; interactive approval is next),
+//! running approved commands on the host, and delivering a result for every accepted request.
+
+pub mod host_exec;
+pub mod mailbox;
+pub mod rules;
+pub mod service;
