@@ -149,3 +149,57 @@ fn hostile_records_are_rejected_with_a_reason_and_get_no_result() {
     );
     ws.assert_nothing_left();
 }
+
+#[test]
+fn a_killed_cli_kills_its_host_command_and_other_sessions_still_escalate() {
+    let dev = Dev::get();
+    let nap = format!("3{}.5", std::process::id() % 1000);
+    let rules = format!("{RULES}[[profiles.esc.auto_approve]]\nargv = [\"sleep\", \"{nap}\"]\n");
+    let ws = dev.workspace("esc-kill").with_profile("esc", &rules);
+    let a = ws.spawn(&["sh", "-c", &format!("lazaret-escalate -- sleep {nap}")]);
+    let b = ws.spawn(&[
+        "sh",
+        "-c",
+        "while [ ! -e /workspace/.go ]; do sleep 0.1; done; lazaret-escalate -- pwd",
+    ]);
+    // The host command of session A runs on the host, as the developer.
+    let host_sleep = support::wait_for(Duration::from_secs(60), || {
+        let found: Vec<u32> = support::processes_matching(&format!("sleep {nap}"))
+            .into_iter()
+            .filter(|(_, cmd)| cmd.starts_with("sleep"))
+            .map(|(pid, _)| pid)
+            .collect();
+        (!found.is_empty()).then_some(found)
+    })
+    .expect("the approved host command runs");
+    let cli: Vec<u32> = support::processes_matching(&format!("lazaret-escalate -- sleep {nap}"))
+        .into_iter()
+        .filter(|(_, cmd)| cmd.contains("lazaret run") && !cmd.starts_with("runuser"))
+        .map(|(pid, _)| pid)
+        .collect();
+    assert_eq!(cli.len(), 1, "the CLI of session A: {cli:?}");
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &cli[0].to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let mut a = a;
+    let _ = a.wait();
+    // Its session is gone: the host command is killed (OR-3).
+    let gone = support::wait_for(Duration::from_secs(15), || {
+        host_sleep
+            .iter()
+            .all(|p| !std::path::Path::new(&format!("/proc/{p}")).exists())
+            .then_some(())
+    });
+    assert!(
+        gone.is_some(),
+        "the host command of the killed session still runs"
+    );
+    // Session B still gets its escalations.
+    ws.release();
+    let r = support::finish(b);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert_eq!(r.stdout, format!("{}\n", ws.path.display()), "{r:?}");
+    ws.assert_nothing_left();
+}

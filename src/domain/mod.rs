@@ -62,10 +62,20 @@ impl Domain {
                 workspace: self.workspace.root.clone(),
             };
             let text = serde_json::to_string_pretty(&meta)?;
-            let tmp = self.root.join("domain.json.tmp");
-            std::fs::write(&tmp, text + "\n")
-                .and_then(|_| std::fs::rename(&tmp, &meta_path))
-                .with_context(|| format!("writing Domain metadata {}", meta_path.display()))?;
+            // Concurrent first runs of a new Domain each write their own file; any one wins.
+            let tmp = self
+                .root
+                .join(format!("domain.json.{}.tmp", std::process::id()));
+            let written =
+                std::fs::write(&tmp, text + "\n").and_then(|_| std::fs::rename(&tmp, &meta_path));
+            if let Err(e) = written {
+                let _ = std::fs::remove_file(&tmp);
+                if !meta_path.exists() {
+                    return Err(e).with_context(|| {
+                        format!("writing Domain metadata {}", meta_path.display())
+                    });
+                }
+            }
         }
         Ok(())
     }

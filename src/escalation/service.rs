@@ -159,10 +159,8 @@ impl Service {
             }
         };
         tracing::info!(request = %id, outcome = ?res.outcome, "escalation result");
-        // A session that has gone gets nothing delivered: its request ended with it (OR-3).
-        if cancel.load(Ordering::SeqCst) {
-            return;
-        }
+        // A request whose session has gone ended with it (OR-3); the `cancelled` result is still
+        // written, so that a client left behind in the sandbox stops waiting.
         if let Err(e) = self.mailbox.deliver(id, &res.to_bytes()) {
             tracing::error!(request = %id, "delivering the escalation result: {e}");
         }

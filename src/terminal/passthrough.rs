@@ -153,6 +153,18 @@ pub fn run_captured(
 /// Spawns `cmd`, forwards termination signals to it (Lazaret outlives them to tear down),
 /// lets `cancel` kill it, and returns its exit status.
 fn run_child(mut cmd: Command, program: &str, cancel: &Cancel) -> anyhow::Result<i32> {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: prctl is async-signal-safe and touches no memory of the parent. If this CLI is
+    // killed outright, its `podman exec` goes with it instead of lingering as an orphan (the
+    // spawning thread waits for the child, so it outlives it otherwise).
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
     let mut child = cmd.spawn().with_context(|| format!("running {program}"))?;
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     cancel.arm(Box::new(move || {

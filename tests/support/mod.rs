@@ -216,7 +216,9 @@ impl TestWorkspace {
         let home = PathBuf::from(format!("{}.config", self.path.display()));
         let dir = home.join("lazaret");
         let out = self.dev.sh(&format!(
-            "set -e; mkdir -p '{d}'; cat > '{d}/config.toml' <<'LAZARET_EOF'\n{config}\nLAZARET_EOF\nchmod 600 '{d}/config.toml'",
+            "set -e; mkdir -p '{d}'; cat > '{d}/config.toml' <<'LAZARET_EOF'\n{config}\nLAZARET_EOF\nchmod 600 '{d}/config.toml'; \
+             [ -d \"$HOME/.config/containers\" ] && ln -sfn \"$HOME/.config/containers\" '{h}/containers' || true",
+            h = home.display(),
             d = dir.display()
         ));
         assert!(
