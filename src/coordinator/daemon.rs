@@ -144,6 +144,7 @@ fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> an
     let escalations = {
         let service = crate::escalation::service::Service {
             engine: endpoint.engine.clone(),
+            in_flight: Default::default(),
             mailbox: crate::escalation::mailbox::Mailbox::at(&domain.runtime_dir),
             workspace: domain.workspace.root.clone(),
             rules: profile.auto_approve.clone(),

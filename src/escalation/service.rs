@@ -21,10 +21,14 @@ const MAX_AGE: Duration = Duration::from_secs(60);
 const MAX_AHEAD: Duration = Duration::from_secs(5);
 /// How often the request dir is looked at (the client polls its result just as often).
 const POLL: Duration = Duration::from_millis(3);
+/// Requests of a Domain being decided or run at once; more are denied, not queued.
+const MAX_IN_FLIGHT: usize = 32;
 
 /// What the service needs of its Domain.
 pub struct Service {
     pub engine: Arc<Engine>,
+    /// Requests being decided or run now.
+    pub in_flight: std::sync::atomic::AtomicUsize,
     pub mailbox: Mailbox,
     pub workspace: PathBuf,
     pub rules: Vec<AutoApproveRule>,
@@ -110,9 +114,22 @@ impl Service {
             "escalation request accepted"
         );
         // Accepted: from here on the request gets a result (OR-2).
+        if self.in_flight.fetch_add(1, Ordering::SeqCst) >= MAX_IN_FLIGHT {
+            self.in_flight.fetch_sub(1, Ordering::SeqCst);
+            let res = EscalationResult::new(
+                &body.request_id,
+                Outcome::Denied,
+                "too many escalation requests at once in this Domain; try again",
+            );
+            let _ = self.mailbox.deliver(&body.request_id, &res.to_bytes());
+            return;
+        }
         let me = self.clone();
         let req = req.clone();
-        std::thread::spawn(move || me.decide_and_run(&req, &session.cancel, session.tty));
+        std::thread::spawn(move || {
+            me.decide_and_run(&req, &session.cancel, session.tty);
+            me.in_flight.fetch_sub(1, Ordering::SeqCst);
+        });
     }
 
     fn decide_and_run(&self, req: &SignedRequest, cancel: &Arc<AtomicBool>, tty: bool) {
