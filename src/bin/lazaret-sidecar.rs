@@ -124,7 +124,7 @@ struct Ledger {
 
 impl Ledger {
     fn poll(&mut self) {
-        use lazaret::runtime::denial_ledger::{parse_nft, LEDGER, MAX_LEDGER_BYTES};
+        use lazaret::runtime::denial_ledger::{append, parse_nft, unix_now, LEDGER};
         let out = match Command::new(NFT)
             .args([
                 "-j",
@@ -139,34 +139,19 @@ impl Ledger {
             _ => return,
         };
         let entries = parse_nft(&String::from_utf8_lossy(&out.stdout));
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        let lines = self.tracker.update(now, &entries);
+        let lines = self.tracker.update(unix_now(), &entries);
         if lines.is_empty() || self.full {
             return;
         }
-        let path = Path::new(DIR).join(LEDGER);
-        if std::fs::metadata(&path).is_ok_and(|m| m.len() > MAX_LEDGER_BYTES) {
-            eprintln!("lazaret-sidecar: the denial ledger is full; later denials are not recorded");
-            self.full = true;
-            return;
-        }
-        let mut text = String::new();
-        for l in lines {
-            if let Ok(json) = serde_json::to_string(&l) {
-                text.push_str(&json);
-                text.push('\n');
+        match append(&Path::new(DIR).join(LEDGER), &lines) {
+            Ok(true) => {}
+            Ok(false) => {
+                eprintln!(
+                    "lazaret-sidecar: the denial ledger is full; later denials are not recorded"
+                );
+                self.full = true;
             }
-        }
-        let written = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .and_then(|mut f| f.write_all(text.as_bytes()));
-        if let Err(e) = written {
-            eprintln!("lazaret-sidecar: writing the denial ledger: {e}");
+            Err(e) => eprintln!("lazaret-sidecar: writing the denial ledger: {e}"),
         }
     }
 }
@@ -231,13 +216,9 @@ fn allow_answered(name: &str, records: &[(std::net::Ipv4Addr, u32)]) {
 
 /// A refused name goes into the denial ledger like a refused connection.
 fn ledger_name_denial(name: &str, reason: &str) {
-    use lazaret::runtime::denial_ledger::{Denial, LEDGER};
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    use lazaret::runtime::denial_ledger::{append, unix_now, Denial, LEDGER};
     let line = Denial {
-        time: now,
+        time: unix_now(),
         protocol: "dns".to_owned(),
         address: std::net::Ipv4Addr::UNSPECIFIED,
         port: 53,
@@ -245,11 +226,7 @@ fn ledger_name_denial(name: &str, reason: &str) {
         count: 1,
         name: Some(name.to_owned()),
     };
-    if let Ok(json) = serde_json::to_string(&line) {
-        let _ = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(Path::new(DIR).join(LEDGER))
-            .and_then(|mut f| f.write_all(format!("{json}\n").as_bytes()));
+    if let Err(e) = append(&Path::new(DIR).join(LEDGER), &[line]) {
+        eprintln!("lazaret-sidecar: writing the denial ledger: {e}");
     }
 }

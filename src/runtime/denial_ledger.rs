@@ -170,6 +170,34 @@ pub fn aggregate(text: &str) -> Vec<DenialEntry> {
     out
 }
 
+/// Seconds since the Unix epoch (the ledger's clock).
+pub fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// Appends `lines` to the ledger at `path`, unless it already holds [`MAX_LEDGER_BYTES`]:
+/// then nothing is written and `Ok(false)` says the ledger is full.
+pub fn append(path: &Path, lines: &[Denial]) -> std::io::Result<bool> {
+    use std::io::Write;
+    if std::fs::metadata(path).is_ok_and(|m| m.len() > MAX_LEDGER_BYTES) {
+        return Ok(false);
+    }
+    let mut text = String::new();
+    for l in lines {
+        text.push_str(&serde_json::to_string(l).map_err(std::io::Error::other)?);
+        text.push('\n');
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?
+        .write_all(text.as_bytes())?;
+    Ok(true)
+}
+
 /// Where the ledger of a Domain's sidecar lives on the host.
 pub fn path(status_dir: &Path) -> PathBuf {
     status_dir.join(LEDGER)
@@ -200,6 +228,19 @@ mod tests {
         let again = t.update(102, &grown);
         assert_eq!(again.len(), 1);
         assert_eq!((again[0].port, again[0].count), (80, 3));
+    }
+
+    #[test]
+    fn append_writes_lines_until_the_cap() -> std::io::Result<()> {
+        let t = tempfile::tempdir()?;
+        let path = t.path().join(LEDGER);
+        let mut tr = Tracker::default();
+        let lines = tr.update(7, &parse_nft(NFT));
+        assert!(append(&path, &lines)?);
+        assert_eq!(aggregate(&std::fs::read_to_string(&path)?).len(), 2);
+        std::fs::write(&path, vec![b' '; MAX_LEDGER_BYTES as usize + 1])?;
+        assert!(!append(&path, &lines)?);
+        Ok(())
     }
 
     #[test]
