@@ -54,11 +54,26 @@ pub struct Volume {
     pub read_only: bool,
 }
 
-/// An auto-approval rule: the exact argv, or that argv as a prefix when `trailing_args` says so.
+/// An escalation rule (`auto_approve` in the configuration): the exact argv, or that argv as a
+/// prefix when `trailing_args` says so, and what to do with a request it matches.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct AutoApproveRule {
     pub argv: Vec<String>,
     pub trailing_args: bool,
+    pub decision: RuleDecision,
+}
+
+/// What a matching rule decides; when several match, the strictest wins (deny, then ask, then
+/// approve).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleDecision {
+    /// Run without asking.
+    Approve,
+    /// Ask the developer even when another rule would approve.
+    Ask,
+    /// Never run; do not ask.
+    Deny,
 }
 
 /// First-launch installation (e.g. an agent's CLI from the npm registry into a State Anchor).

@@ -3,14 +3,17 @@
 
 use crate::coordinator::client::Registration;
 use crate::coordinator::launch;
-use crate::coordinator::session_api::{Attached, DomainSession};
+use crate::coordinator::session_api::{Attached, DomainSession, Prompter};
 use crate::domain::layout::Layout;
 use crate::domain::lock::LifecycleLock;
 use crate::domain::Domain;
 use crate::profile::AgentProfile;
 use crate::runtime::sandbox::{self, ExecRequest};
 use crate::terminal::cancel::Cancel;
+use crate::terminal::gate::TerminalGate;
+use crate::terminal::prompt::TerminalPrompter;
 use anyhow::{bail, Context};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// What `lazaret run` was asked to do.
@@ -123,13 +126,20 @@ impl SessionPlan {
         };
         let args = sandbox::exec_args(&sandbox_name, &req);
         let program = std::env::var("LAZARET_PODMAN").unwrap_or_else(|_| "podman".to_owned());
-        let outcome = session.run_attached(Box::new(move |cancel: Cancel| match attach {
-            Attach::Terminal => crate::terminal::passthrough::run_in_pty(&program, &args, &cancel),
+        // On a terminal, escalation prompts take it over from the sandbox session for a while.
+        let gate = Arc::new(TerminalGate::default());
+        let prompter: Option<Arc<dyn Prompter>> =
+            tty.then(|| Arc::new(TerminalPrompter::new(gate.clone())) as Arc<dyn Prompter>);
+        let run = Box::new(move |cancel: Cancel| match attach {
+            Attach::Terminal => {
+                crate::terminal::passthrough::run_in_pty(&program, &args, &cancel, gate)
+            }
             Attach::Pipes => crate::terminal::passthrough::run_with_pipes(&program, &args, &cancel),
             Attach::Capture { stdout, stderr } => {
                 crate::terminal::passthrough::run_captured(&program, &args, &cancel, stdout, stderr)
             }
-        }))?;
+        });
+        let outcome = session.run_attached(run, prompter)?;
         match outcome {
             Attached::Exited(code) => {
                 tracing::info!(code, "command ended");

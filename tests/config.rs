@@ -267,7 +267,7 @@ fn show_resolves_home_and_extends() {
     let v = json(&host.lazaret(&["profile", "show", "--json"]));
     assert_eq!(v["name"], "py");
     assert_eq!(v["source"], "config");
-    assert_eq!(v["command"], serde_json::json!(["bash", "-l"]));
+    assert_eq!(v["command"], serde_json::json!(["bash"]));
     let cache = host.home().join(".cache/pip").display().to_string();
     assert_eq!(v["volumes"][0]["host"], cache);
     assert_eq!(v["network"]["allow"], serde_json::json!(["10.1.2.0/24"]));

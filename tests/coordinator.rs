@@ -8,7 +8,7 @@ mod support;
 use std::collections::BTreeSet;
 use std::process::{Child, Stdio};
 use std::time::Duration;
-use support::{processes_matching, wait_for, Dev, TestWorkspace, HOLD};
+use support::{assert_traces_conform, processes_matching, wait_for, Dev, TestWorkspace, HOLD};
 
 fn coordinators_of(ws: &TestWorkspace) -> Vec<u32> {
     let needle = format!(
@@ -33,25 +33,6 @@ fn ps_json(dev: &Dev) -> serde_json::Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).expect("ps --json is JSON")
-}
-
-/// Replays every trace this Domain's coordinators recorded against the protocol model.
-fn assert_traces_conform(ws: &TestWorkspace) -> usize {
-    let dir = ws.dev.home.join(".local/state/lazaret/traces");
-    let mut n = 0;
-    for entry in std::fs::read_dir(&dir).expect("trace dir").flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if !name.starts_with(ws.domain.as_str()) {
-            continue;
-        }
-        let text = std::fs::read_to_string(entry.path()).expect("trace readable");
-        let trace = lazaret::coordinator::trace::Trace::from_jsonl(&text)
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
-        lazaret::coordinator::trace::replay(&trace)
-            .unwrap_or_else(|e| panic!("{name} does not conform to the model: {e}\n{text}"));
-        n += 1;
-    }
-    n
 }
 
 #[test]
@@ -110,7 +91,7 @@ fn ten_clis_at_once_share_one_coordinator_sidecar_and_sandbox() {
     );
     ws.assert_nothing_left();
     assert!(coordinators_of(&ws).is_empty(), "the coordinator exited");
-    assert!(assert_traces_conform(&ws) >= 1);
+    assert!(!assert_traces_conform(&ws).is_empty());
 }
 
 #[test]

@@ -3,60 +3,9 @@
 
 mod support;
 
-use std::process::{Command, Stdio};
 use std::time::Duration;
+use support::tmux::Tmux;
 use support::{lazaret_bin, wait_for, Dev, TestWorkspace};
-
-struct Tmux<'a> {
-    dev: &'a Dev,
-    socket: String,
-}
-
-impl Tmux<'_> {
-    fn cmd(&self) -> Command {
-        let mut c = self.dev.command("tmux");
-        c.args(["-f", "/dev/null", "-L", &self.socket]);
-        c.stdin(Stdio::null());
-        c
-    }
-
-    fn ok(&self, args: &[&str]) {
-        let out = self.cmd().args(args).output().expect("running tmux");
-        assert!(
-            out.status.success(),
-            "tmux {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-
-    fn screen(&self) -> String {
-        let out = self
-            .cmd()
-            .args(["capture-pane", "-p", "-t", "t"])
-            .output()
-            .expect("capture");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn type_line(&self, line: &str) {
-        self.ok(&["send-keys", "-t", "t", "-l", line]);
-        self.ok(&["send-keys", "-t", "t", "Enter"]);
-    }
-
-    fn wait_screen(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
-        wait_for(Duration::from_secs(30), || {
-            let s = self.screen();
-            pred(&s).then_some(s)
-        })
-        .unwrap_or_else(|| panic!("waiting for {what}; screen:\n{}", self.screen()))
-    }
-}
-
-impl Drop for Tmux<'_> {
-    fn drop(&mut self) {
-        let _ = self.cmd().arg("kill-server").output();
-    }
-}
 
 fn file_text(ws: &TestWorkspace, name: &str) -> String {
     std::fs::read_to_string(ws.path.join(name)).unwrap_or_default()
@@ -66,36 +15,27 @@ fn file_text(ws: &TestWorkspace, name: &str) -> String {
 fn interactive_session_types_resizes_and_restores_the_terminal() {
     let dev = Dev::get();
     let ws = dev.workspace("tty");
-    let tmux = Tmux {
-        dev: &dev,
-        socket: format!("lazaret-test-{}", std::process::id()),
-    };
-    tmux.ok(&[
-        "new-session",
-        "-d",
-        "-x",
-        "100",
-        "-y",
-        "30",
-        "-s",
-        "t",
-        "-c",
-        &ws.path.display().to_string(),
-        "bash --norc --noprofile",
-    ]);
-    tmux.ok(&["set-option", "-t", "t", "remain-on-exit", "on"]);
+    let tmux = Tmux::start(&dev, "tty", "t", &ws.path.display().to_string(), 100, 30);
     let lazaret = lazaret_bin().display().to_string();
     // Host terminal state before, then the interactive sandbox shell.
-    tmux.type_line(&format!(
+    tmux.type_line(
+        "t",
+        &format!(
         "PS1='host$ '; stty -g > .host-before-g; stty -a | sed 1d > .host-before-a; {lazaret} run"
-    ));
-    tmux.type_line("PS1='sandbox# '");
-    tmux.wait_screen("the sandbox prompt", |s| s.contains("sandbox# "));
+    ),
+    );
+    tmux.type_line("t", "PS1='sandbox# '");
+    tmux.wait_screen("t", "the sandbox prompt", |s| s.contains("sandbox# "));
 
-    tmux.type_line("echo typed-$((6*7)) $(cat /proc/version | cut -d' ' -f3)");
-    tmux.wait_screen("the command's output", |s| s.contains("typed-42 4.4.0"));
+    tmux.type_line(
+        "t",
+        "echo typed-$((6*7)) $(cat /proc/version | cut -d' ' -f3)",
+    );
+    tmux.wait_screen("t", "the command's output", |s| {
+        s.contains("typed-42 4.4.0")
+    });
 
-    tmux.type_line("stty size > /workspace/.size-1");
+    tmux.type_line("t", "stty size > /workspace/.size-1");
     wait_for(Duration::from_secs(10), || {
         (file_text(&ws, ".size-1") == "30 100\n").then_some(())
     })
@@ -103,16 +43,21 @@ fn interactive_session_types_resizes_and_restores_the_terminal() {
 
     tmux.ok(&["resize-window", "-t", "t", "-x", "120", "-y", "40"]);
     wait_for(Duration::from_secs(10), || {
-        tmux.type_line("stty size > /workspace/.size-2");
+        tmux.type_line("t", "stty size > /workspace/.size-2");
         std::thread::sleep(Duration::from_millis(300));
         (file_text(&ws, ".size-2") == "40 120\n").then_some(())
     })
     .unwrap_or_else(|| panic!("size after resize: {:?}", file_text(&ws, ".size-2")));
 
-    tmux.type_line("exit 3");
-    tmux.wait_screen("the host prompt again", |s| s.trim_end().ends_with("host$"));
-    tmux.type_line("echo status=$?; stty -g > .host-after-g; stty -a | sed 1d > .host-after-a");
-    tmux.wait_screen("the exit status", |s| s.contains("status=3"));
+    tmux.type_line("t", "exit 3");
+    tmux.wait_screen("t", "the host prompt again", |s| {
+        s.trim_end().ends_with("host$")
+    });
+    tmux.type_line(
+        "t",
+        "echo status=$?; stty -g > .host-after-g; stty -a | sed 1d > .host-after-a",
+    );
+    tmux.wait_screen("t", "the exit status", |s| s.contains("status=3"));
     wait_for(Duration::from_secs(10), || {
         (!file_text(&ws, ".host-after-a").is_empty()).then_some(())
     });

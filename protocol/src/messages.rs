@@ -18,10 +18,16 @@
 //!                                 ←   left {session_id, domain_stopping}
 //! cancel                          →   (abandon a pending registration, or leave)
 //!                                 ←   cancelled
+//!                                 ←   escalation_prompt {prompt}   (while attached, `tty`: ask
+//!                                                                  the developer, FR-5)
+//! escalation_decision {request_id, decision}  →
+//!                                 ←   escalation_withdrawn {request_id, reason}   (no answer
+//!                                                                  is wanted any more)
 //!                                 ←   shutdown {reason}   (any time: the Domain is going away)
 //!                                 ←   error {message}     (protocol violation; then close)
 //! ```
 
+use crate::escalation::{Decision, EscalationPrompt};
 use crate::framing::{recv, send, FrameError, FramedStream};
 use crate::identity::{ComponentId, ProtocolIdentity, Role};
 use crate::session::{SessionAnchor, SessionId};
@@ -67,6 +73,11 @@ pub enum ClientMessage {
     /// Abandons a pending registration (or, once registered, leaves). A struct variant, so that
     /// unknown fields are refused as in every other message.
     Cancel {},
+    /// The developer's answer to an [`CoordinatorMessage::EscalationPrompt`].
+    EscalationDecision {
+        request_id: String,
+        decision: Decision,
+    },
 }
 
 /// Messages the coordinator sends to a Client CLI.
@@ -95,6 +106,11 @@ pub enum CoordinatorMessage {
     },
     /// The pending registration (or session) is abandoned.
     Cancelled {},
+    /// Ask the developer on this session's terminal whether to run a host command (FR-5,
+    /// DX-4); answered by [`ClientMessage::EscalationDecision`].
+    EscalationPrompt { prompt: EscalationPrompt },
+    /// The prompt for `request_id` needs no answer any more (its time ran out); close it.
+    EscalationWithdrawn { request_id: String, reason: String },
     /// The coordinator is going away; every session on it ends.
     Shutdown { reason: String },
     /// The client broke the protocol; the coordinator closes the connection after this.
@@ -291,6 +307,8 @@ fn kind(msg: &CoordinatorMessage) -> &'static str {
         CoordinatorMessage::AttachInfo { .. } => "attach_info",
         CoordinatorMessage::Left { .. } => "left",
         CoordinatorMessage::Cancelled {} => "cancelled",
+        CoordinatorMessage::EscalationPrompt { .. } => "escalation_prompt",
+        CoordinatorMessage::EscalationWithdrawn { .. } => "escalation_withdrawn",
         CoordinatorMessage::Shutdown { .. } => "shutdown",
         CoordinatorMessage::Error { .. } => "error",
     }

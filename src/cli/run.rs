@@ -6,7 +6,7 @@ use clap::Args;
 
 /// Run a command (default: a shell) in the Agent Sandbox of this workspace
 ///
-/// Runs the command (default: the profile's shell, `bash -l`) in the Agent Sandbox of the
+/// Runs the command (default: the profile's shell, `bash`) in the Agent Sandbox of the
 /// workspace around the current directory. The workspace is the Git top level when inside a
 /// repository; it is mounted read-write at /workspace and the command starts in the matching
 /// subdirectory. Several `lazaret run`s in one workspace share one sandbox. The exit status is

@@ -4,7 +4,7 @@
 use super::file::{RawRule, RawSetup};
 use super::paths;
 use super::validate::Check;
-use crate::profile::{AutoApproveRule, SetupStep};
+use crate::profile::{AutoApproveRule, RuleDecision, SetupStep};
 use std::path::PathBuf;
 use toml::Spanned;
 
@@ -46,9 +46,29 @@ pub fn auto_approve(c: &mut Check<'_>, raw: &RawRule) -> AutoApproveRule {
             );
         }
     }
+    let decision = match raw
+        .decision
+        .as_ref()
+        .map(|d| (d.get_ref().as_str(), d.span()))
+    {
+        None | Some(("approve", _)) => RuleDecision::Approve,
+        Some(("ask", _)) => RuleDecision::Ask,
+        Some(("deny", _)) => RuleDecision::Deny,
+        Some((other, span)) => {
+            c.error(
+                Some(&span),
+                format!(
+                    "decision = {other:?} is not a rule decision: use \"approve\" (the default), \
+                     \"ask\" (always ask the developer) or \"deny\" (never run)"
+                ),
+            );
+            RuleDecision::Deny
+        }
+    };
     AutoApproveRule {
         argv,
         trailing_args: raw.trailing_args,
+        decision,
     }
 }
 

@@ -86,6 +86,8 @@ pub struct RawRule {
     pub argv: Spanned<Vec<Spanned<String>>>,
     #[serde(default)]
     pub trailing_args: bool,
+    /// `"approve"` (default), `"ask"` or `"deny"`.
+    pub decision: Option<Spanned<String>>,
 }
 
 /// `[profiles.NAME.setup]`.

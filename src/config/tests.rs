@@ -2,6 +2,7 @@
 
 use super::host_paths::HostPaths;
 use super::*;
+use crate::profile::RuleDecision;
 use crate::runtime::network_policy::{Ipv4Prefix, DEFAULT_DENY};
 
 const HOME: &str = "/nonexistent-lazaret-test/home/dev";
@@ -72,7 +73,7 @@ fn builtins_without_a_file() -> anyhow::Result<()> {
     assert_eq!(shell.name, "shell");
     assert_eq!(shell.description, "A plain shell");
     assert_eq!(shell.image, crate::profile::DEFAULT_BASE_IMAGE);
-    assert_eq!(shell.command, ["bash", "-l"]);
+    assert_eq!(shell.command, ["bash"]);
     assert_eq!(shell.env.get("HOME").map(String::as_str), Some("/root"));
     let persistent: Vec<PathBuf> = ["/usr", "/etc", "/var", "/root", "/opt"]
         .iter()
@@ -542,6 +543,34 @@ fn auto_approve_rules_are_checked() {
     assert_eq!(p.auto_approve[0].argv, ["git", "status"]);
     assert!(!p.auto_approve[0].trailing_args);
     assert!(p.auto_approve[1].trailing_args);
+    assert_eq!(p.auto_approve[0].decision, RuleDecision::Approve);
+}
+
+#[test]
+fn rule_decisions_are_approve_ask_or_deny() {
+    let rule = |d: &str| {
+        format!(
+            "{HEAD}[[profiles.p.auto_approve]]
+argv = [\"git\", \"push\"]
+decision = \"{d}\"
+"
+        )
+    };
+    for (word, decision) in [
+        ("approve", RuleDecision::Approve),
+        ("ask", RuleDecision::Ask),
+        ("deny", RuleDecision::Deny),
+    ] {
+        assert_eq!(
+            get(&ok(&rule(word)), "p").auto_approve[0].decision,
+            decision
+        );
+    }
+    err_at(
+        &rule("allow"),
+        6,
+        &["\"allow\" is not a rule decision", "\"ask\""],
+    );
 }
 
 #[test]
@@ -660,7 +689,7 @@ fn extends_can_refine_the_builtin_it_replaces_and_later_profiles() {
     assert_eq!(get(&cfg, "a").image, crate::profile::DEFAULT_BASE_IMAGE);
     let shell = get(&cfg, "shell");
     assert!(!shell.isolate_ignored);
-    assert_eq!(shell.command, ["bash", "-l"]);
+    assert_eq!(shell.command, ["bash"]);
     // `b` extends `shell` as the file redefines it (only a profile extending its own name
     // reaches the built-in it replaces).
     assert!(!get(&cfg, "b").isolate_ignored);

@@ -2,17 +2,19 @@
 //! register (FR-10), attach, leave — and noticing when the coordinator goes away.
 
 use super::paths;
-use super::session_api::{Attached, DomainSession, SessionCommand};
+use super::session_api::{Attached, DomainSession, OpenPrompts, Prompter, SessionCommand};
 use crate::domain::Domain;
 use crate::terminal::cancel::Cancel;
 use anyhow::{bail, Context};
 use lazaret_protocol::enrollment::{EnrollRequest, EnrollResponse};
+use lazaret_protocol::escalation::Decision;
 use lazaret_protocol::framing::{self, FrameError};
 use lazaret_protocol::messages::{
     self, ClientMessage, CoordinatorMessage, RefusalCode, SUPPORTED_VERSIONS,
 };
 use lazaret_protocol::{tls, ComponentId, Credentials, Expectation, SessionId};
 use std::path::PathBuf;
+use std::sync::Arc;
 use tokio::net::UnixStream;
 
 type Conn = framing::FramedStream<tokio_rustls::client::TlsStream<UnixStream>>;
@@ -98,29 +100,65 @@ impl DomainSession for ClientSession {
         })
     }
 
-    fn run_attached(&mut self, command: SessionCommand) -> anyhow::Result<Attached> {
+    fn run_attached(
+        &mut self,
+        command: SessionCommand,
+        prompter: Option<Arc<dyn Prompter>>,
+    ) -> anyhow::Result<Attached> {
         let cancel = Cancel::default();
         let for_command = cancel.clone();
         let conn = &mut self.conn;
+        let own = self.session_id.as_str().to_owned();
         self.rt.block_on(async {
             let mut task = tokio::task::spawn_blocking(move || command(for_command));
-            tokio::select! {
-                done = &mut task => Ok(Attached::Exited(done.context("the command's thread")??)),
-                msg = framing::recv::<_, CoordinatorMessage>(conn) => {
-                    let reason = match msg {
-                        Ok(CoordinatorMessage::Shutdown { reason }) => reason,
-                        Ok(other) => format!("unexpected message from the coordinator: {other:?}"),
-                        Err(FrameError::Closed) => "it closed the connection".into(),
+            let (answer, mut answers) =
+                tokio::sync::mpsc::unbounded_channel::<(String, Option<Decision>)>();
+            let mut open = OpenPrompts::default();
+            let reason = loop {
+                tokio::select! {
+                    done = &mut task => {
+                        return Ok(Attached::Exited(done.context("the command's thread")??));
+                    }
+                    Some((request_id, decision)) = answers.recv() => {
+                        open.answered(&request_id);
+                        let Some(decision) = decision else { continue };
+                        let msg = ClientMessage::EscalationDecision { request_id, decision };
+                        if let Err(e) = framing::send(conn, &msg).await {
+                            tracing::warn!("sending the escalation decision: {e}");
+                        }
+                    }
+                    msg = framing::recv::<_, CoordinatorMessage>(conn) => match msg {
+                        Ok(CoordinatorMessage::EscalationPrompt { prompt }) => {
+                            // Only this session's prompts are shown here (FR-5); the
+                            // coordinator never sends others, and one that did is refused.
+                            let prompter = if prompt.session_id == own {
+                                prompter.as_ref()
+                            } else {
+                                tracing::warn!(request = %prompt.request_id, "denied a prompt of another session");
+                                None
+                            };
+                            let answer = answer.clone();
+                            open.open(prompter, prompt, move |id, d| {
+                                let _ = answer.send((id, d));
+                            });
+                        }
+                        Ok(CoordinatorMessage::EscalationWithdrawn { request_id, .. }) => {
+                            open.withdraw(&request_id);
+                        }
+                        Ok(CoordinatorMessage::Shutdown { reason }) => break reason,
+                        Ok(other) => break format!("unexpected message from the coordinator: {other:?}"),
+                        Err(FrameError::Closed) => break "it closed the connection".into(),
                         Err(e) => {
                             tracing::info!("coordinator connection: {e}");
-                            "its connection broke (was it killed?)".into()
+                            break "its connection broke (was it killed?)".into();
                         }
-                    };
-                    cancel.fire();
-                    let _ = task.await;
-                    Ok(Attached::CoordinatorGone(reason))
+                    },
                 }
-            }
+            };
+            drop(open);
+            cancel.fire();
+            let _ = task.await;
+            Ok(Attached::CoordinatorGone(reason))
         })
     }
 

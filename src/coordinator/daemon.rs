@@ -148,6 +148,7 @@ fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> an
             mailbox: crate::escalation::mailbox::Mailbox::at(&domain.runtime_dir),
             workspace: domain.workspace.root.clone(),
             rules: profile.auto_approve.clone(),
+            next_model_id: std::sync::atomic::AtomicU64::new(1),
         };
         let stop = stop_escalations.clone();
         std::thread::spawn(move || service.run(&stop))

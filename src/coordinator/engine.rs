@@ -6,6 +6,7 @@ use super::event::Event;
 use super::registry::Registry;
 use super::state::CliId;
 use super::status::{now_unix_ms, DomainStatus, SessionStatus};
+use crate::escalation::routing::{self, PromptReceiver, PromptSender};
 use lazaret_protocol::messages::{Refusal, RefusalCode};
 use lazaret_protocol::{ComponentId, DomainId, SessionAnchor, SessionId};
 use std::path::{Path, PathBuf};
@@ -32,16 +33,24 @@ pub struct Registered {
     pub cli: CliId,
     pub session_id: SessionId,
     pub session_anchor: SessionAnchor,
+    /// Escalation prompts for this session (FR-5): whoever shows its terminal reads them.
+    pub prompts: PromptReceiver,
 }
 
 /// What Host Escalation needs to know of a registered session.
 #[derive(Clone, Debug)]
 pub struct SessionKeys {
+    /// The session's Client CLI in the protocol core.
+    pub cli: CliId,
     pub anchor: SessionAnchor,
     /// Whether its command runs on a terminal (interactive approval is possible).
     pub tty: bool,
     /// Set when the session ends: its running host commands are killed (OR-3).
     pub cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// Where the session's escalation prompts go.
+    pub prompts: PromptSender,
+    /// Held while a prompt owns the session's terminal: one prompt at a time (TLA+ `Prompt`).
+    pub terminal: std::sync::Arc<Mutex<()>>,
 }
 
 pub struct Engine {
@@ -145,13 +154,17 @@ impl Engine {
                 started_unix_ms: now_unix_ms(),
             });
         }
+        let (prompt_tx, prompts) = routing::channel();
         if let Ok(mut keys) = self.sessions.lock() {
             keys.insert(
                 session_id.as_str().to_owned(),
                 SessionKeys {
+                    cli,
                     anchor: session_anchor.clone(),
                     tty: false,
                     cancel: Default::default(),
+                    prompts: prompt_tx,
+                    terminal: Default::default(),
                 },
             );
         }
@@ -161,6 +174,7 @@ impl Engine {
             cli,
             session_id,
             session_anchor,
+            prompts,
         })
     }
 
@@ -209,6 +223,13 @@ impl Engine {
             self.empty.notify_one();
         }
         stopping
+    }
+
+    /// Takes a Host Escalation step of the protocol core (recorded in the trace). A step the
+    /// model does not allow is refused and returns false — e.g. when the session has left and
+    /// its requests were dropped with it.
+    pub fn escalation_step(&self, event: Event) -> bool {
+        self.registry().record_quiet(event).is_ok()
     }
 
     /// The keys of a registered session (None once it has ended).

@@ -2,11 +2,14 @@
 //! session talks to it by direct calls instead of over the socket.
 
 use super::engine::{Engine, Registered};
-use super::session_api::{Attached, DomainSession, SessionCommand};
+use super::session_api::{Attached, DomainSession, OpenPrompts, Prompter, SessionCommand};
+use crate::escalation::routing::PromptEvent;
 use crate::terminal::cancel::Cancel;
 use anyhow::Context;
+use lazaret_protocol::escalation::Decision;
 use lazaret_protocol::messages::Refusal;
 use lazaret_protocol::{ComponentId, SessionId};
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -52,20 +55,49 @@ impl DomainSession for LocalSession {
         Ok(self.engine.attach(&self.registered.session_id, argv, tty))
     }
 
-    fn run_attached(&mut self, command: SessionCommand) -> anyhow::Result<Attached> {
+    fn run_attached(
+        &mut self,
+        command: SessionCommand,
+        prompter: Option<Arc<dyn Prompter>>,
+    ) -> anyhow::Result<Attached> {
         let cancel = Cancel::default();
         let for_command = cancel.clone();
         let mut shutdown = self.engine.subscribe_shutdown();
+        let prompts = &mut self.registered.prompts;
         self.rt.block_on(async {
             let mut task = tokio::task::spawn_blocking(move || command(for_command));
+            let mut open = OpenPrompts::default();
+            let mut replies = HashMap::new();
+            let (answer, mut answers) =
+                tokio::sync::mpsc::unbounded_channel::<(String, Option<Decision>)>();
             loop {
                 tokio::select! {
                     done = &mut task => {
                         return Ok(Attached::Exited(done.context("the command's thread")??));
                     }
+                    Some(event) = prompts.recv() => match event {
+                        PromptEvent::Ask { prompt, reply } => {
+                            replies.insert(prompt.request_id.clone(), reply);
+                            let answer = answer.clone();
+                            open.open(prompter.as_ref(), prompt, move |id, d| {
+                                let _ = answer.send((id, d));
+                            });
+                        }
+                        PromptEvent::Withdraw { request_id, .. } => {
+                            replies.remove(&request_id);
+                            open.withdraw(&request_id);
+                        }
+                    },
+                    Some((request_id, decision)) = answers.recv() => {
+                        open.answered(&request_id);
+                        if let (Some(reply), Some(decision)) = (replies.remove(&request_id), decision) {
+                            let _ = reply.send(decision);
+                        }
+                    }
                     changed = shutdown.changed() => {
                         let reason = shutdown.borrow().clone();
                         if changed.is_err() || reason.is_some() {
+                            drop(open);
                             cancel.fire();
                             let _ = task.await;
                             let reason = reason.unwrap_or_else(|| "the engine stopped".into());
@@ -148,7 +180,10 @@ mod tests {
         let argv = vec!["true".to_owned()];
         assert_eq!(a.attach(&argv, "/workspace", false)?, "sandbox-x");
         assert_eq!(b.attach(&argv, "/workspace", false)?, "sandbox-x");
-        assert_eq!(a.run_attached(Box::new(|_| Ok(3)))?, Attached::Exited(3));
+        assert_eq!(
+            a.run_attached(Box::new(|_| Ok(3)), None)?,
+            Attached::Exited(3)
+        );
         assert!(!a.leave()?, "another session remains");
         assert!(b.leave()?, "the last leave begins the teardown");
         assert!(engine.registry().state().phase.is_stopping());
@@ -189,12 +224,15 @@ mod tests {
             std::thread::sleep(Duration::from_millis(100));
             stopper.shut_down("test shutdown".into());
         });
-        let outcome = s.run_attached(Box::new(|cancel: Cancel| {
-            while !cancel.fired() {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            Ok(137)
-        }))?;
+        let outcome = s.run_attached(
+            Box::new(|cancel: Cancel| {
+                while !cancel.fired() {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Ok(137)
+            }),
+            None,
+        )?;
         let _ = timer.join();
         assert_eq!(outcome, Attached::CoordinatorGone("test shutdown".into()));
         Ok(())

@@ -39,6 +39,13 @@ impl Registry {
 
     /// Applies one event; a rejected event leaves the state unchanged and is logged.
     pub fn record(&mut self, event: Event) -> Result<(), Rejected> {
+        self.record_quiet(event)
+            .inspect_err(|e| tracing::warn!("protocol step refused: {e}"))
+    }
+
+    /// As [`Self::record`], for steps that are expected to be refused at times (an escalation
+    /// request of a session that has just left): the refusal is logged at debug level only.
+    pub fn record_quiet(&mut self, event: Event) -> Result<(), Rejected> {
         match self.state.apply(&event) {
             Ok(_effects) => {
                 if let Some(f) = self.trace.as_mut() {
@@ -50,7 +57,7 @@ impl Registry {
                 Ok(())
             }
             Err(e) => {
-                tracing::warn!("protocol step refused: {e}");
+                tracing::debug!("protocol step refused: {e}");
                 Err(e)
             }
         }

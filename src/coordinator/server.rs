@@ -3,8 +3,10 @@
 //! the [`Engine`].
 
 use super::engine::Engine;
+use crate::escalation::routing::{PromptEvent, PromptReceiver};
 use anyhow::Context;
 use lazaret_protocol::enrollment::{EnrollRequest, EnrollResponse};
+use lazaret_protocol::escalation::Decision;
 use lazaret_protocol::framing::{self, FrameError};
 use lazaret_protocol::messages::{
     self, ClientMessage, CoordinatorMessage, RefusalCode, SUPPORTED_VERSIONS,
@@ -12,6 +14,7 @@ use lazaret_protocol::messages::{
 use lazaret_protocol::{
     tls, ComponentId, Credentials, Expectation, ProtocolIdentity, Role, SessionId, TrustAnchor,
 };
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::UnixStream;
@@ -51,11 +54,22 @@ async fn serve(endpoint: &Endpoint, stream: UnixStream) -> anyhow::Result<()> {
             Err(_) => anyhow::bail!("the client took too long to register"),
         };
     let engine = &endpoint.engine;
-    let session_id = registered.session_id.clone();
+    let super::engine::Registered {
+        cli,
+        session_id,
+        prompts,
+        ..
+    } = registered;
     let mut shutdown = engine.subscribe_shutdown();
-    let result = session_loop(engine, &mut conn, &session_id, &mut shutdown).await;
-    // Whatever ended the session (leave, disconnect, shutdown): the Client Session is gone.
-    let stopping = engine.leave(registered.cli, Some(&session_id));
+    let mut prompts = Prompts {
+        events: prompts,
+        waiting: HashMap::new(),
+    };
+    let result = session_loop(engine, &mut conn, &session_id, &mut shutdown, &mut prompts).await;
+    // Whatever ended the session (leave, disconnect, shutdown): the Client Session is gone,
+    // and with it every prompt it was asked (their requests are cancelled).
+    drop(prompts);
+    let stopping = engine.leave(cli, Some(&session_id));
     tracing::info!(client_cli = %client_cli_id, session = %session_id.as_str(), "session ended");
     if let Ok(Ended::Left) = result {
         let left = CoordinatorMessage::Left {
@@ -162,15 +176,37 @@ enum Ended {
     Gone,
 }
 
+/// The session's escalation prompts: routed to this connection only (FR-5), each answered
+/// at most once.
+struct Prompts {
+    events: PromptReceiver,
+    /// Prompts sent and not answered yet: where each answer goes.
+    waiting: HashMap<String, std::sync::mpsc::Sender<Decision>>,
+}
+
 /// Answers the session's requests until it leaves, disconnects, or the Domain shuts down.
 async fn session_loop(
     engine: &Engine,
     conn: &mut Conn,
     session_id: &SessionId,
     shutdown: &mut watch::Receiver<Option<String>>,
+    prompts: &mut Prompts,
 ) -> anyhow::Result<Ended> {
     loop {
         tokio::select! {
+            Some(event) = prompts.events.recv() => {
+                let msg = match event {
+                    PromptEvent::Ask { prompt, reply } => {
+                        prompts.waiting.insert(prompt.request_id.clone(), reply);
+                        CoordinatorMessage::EscalationPrompt { prompt }
+                    }
+                    PromptEvent::Withdraw { request_id, reason } => {
+                        prompts.waiting.remove(&request_id);
+                        CoordinatorMessage::EscalationWithdrawn { request_id, reason }
+                    }
+                };
+                framing::send(conn, &msg).await?;
+            }
             changed = shutdown.changed() => {
                 let reason = shutdown.borrow().clone();
                 if changed.is_err() || reason.is_some() {
@@ -188,6 +224,16 @@ async fn session_loop(
                 }
                 Ok(ClientMessage::Leave { session_id: sid }) if &sid == session_id => {
                     return Ok(Ended::Left);
+                }
+                Ok(ClientMessage::EscalationDecision { request_id, decision }) => {
+                    match prompts.waiting.remove(&request_id) {
+                        Some(reply) => {
+                            tracing::info!(request = %request_id, ?decision, "developer decided");
+                            let _ = reply.send(decision);
+                        }
+                        // Withdrawn in the meantime, or never asked: nothing to decide.
+                        None => tracing::info!(request = %request_id, "late or unknown escalation decision ignored"),
+                    }
                 }
                 Ok(ClientMessage::Cancel {}) => {
                     framing::send(conn, &CoordinatorMessage::Cancelled {}).await?;

@@ -1,8 +1,10 @@
 //! Host Escalation (spec §3.6): the coordinator's side of the Escalation Mailbox — reading and
-//! verifying signed requests, deciding (auto-approval rules; interactive approval is next),
+//! verifying signed requests, deciding (auto-approval rules, or the developer asked on the session's terminal),
 //! running approved commands on the host, and delivering a result for every accepted request.
 
+pub mod approval;
 pub mod host_exec;
 pub mod mailbox;
+pub mod routing;
 pub mod rules;
 pub mod service;

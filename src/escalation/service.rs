@@ -4,11 +4,14 @@
 //! request. Unverifiable records get no result — nothing in them can be trusted, not even
 //! where to answer — only a log line saying why they were rejected.
 
+use super::approval::{self, Pending, Verdict};
 use super::host_exec::{self, Ended};
 use super::mailbox::Mailbox;
 use super::rules;
-use crate::coordinator::engine::Engine;
-use crate::profile::AutoApproveRule;
+use crate::coordinator::engine::{Engine, SessionKeys};
+use crate::coordinator::event::Event;
+use crate::coordinator::state::{CliId, RequestId};
+use crate::profile::{AutoApproveRule, RuleDecision};
 use lazaret_protocol::escalation::{EscalationResult, Outcome, SignedRequest, MAX_REQUEST_BYTES};
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -32,6 +35,8 @@ pub struct Service {
     pub mailbox: Mailbox,
     pub workspace: PathBuf,
     pub rules: Vec<AutoApproveRule>,
+    /// The next request number in the protocol core.
+    pub next_model_id: std::sync::atomic::AtomicU64,
 }
 
 fn now_ms() -> u64 {
@@ -92,7 +97,19 @@ impl Service {
         let Some(session) = self.engine.session_keys(&body.session_id) else {
             return rejected("its session is not registered here (ended, or another Domain's)");
         };
-        if let Err(e) = req.verify(&session.anchor) {
+        let cli = session.cli;
+        let signature_valid = req.verify(&session.anchor);
+        if let Err(e) = signature_valid {
+            let request = self.model_id();
+            let submitted = self.engine.escalation_step(Event::Submit {
+                request,
+                cli,
+                signature_valid: false,
+                rule_match: false,
+            });
+            if submitted {
+                self.engine.escalation_step(Event::Reject { request });
+            }
             return rejected(&format!("signature: {e}"));
         }
         let now = now_ms();
@@ -106,80 +123,143 @@ impl Service {
         }
         seen.insert(body.request_id.clone(), Instant::now());
         order.push_back(body.request_id.clone());
+        let model = self.model_id();
+        let rule = rules::decide(&self.rules, &body.argv);
+        let rule_match = rule == RuleDecision::Approve;
+        let admitted = [
+            Event::Submit {
+                request: model,
+                cli,
+                signature_valid: true,
+                rule_match,
+            },
+            Event::Authenticate { request: model },
+            Event::Correlate { request: model },
+        ]
+        .into_iter()
+        .all(|ev| self.engine.escalation_step(ev));
+        if !admitted {
+            return rejected(
+                "the Domain is not ready for it (starting or stopping), or its session left",
+            );
+        }
         tracing::info!(
             session = %body.session_id,
             request = %body.request_id,
             argv = ?body.argv,
             cwd = %body.cwd,
+            justification = %body.justification,
             "escalation request accepted"
         );
         // Accepted: from here on the request gets a result (OR-2).
+        let deadline = Instant::now() + Duration::from_secs(u64::from(body.timeout_secs));
         if self.in_flight.fetch_add(1, Ordering::SeqCst) >= MAX_IN_FLIGHT {
             self.in_flight.fetch_sub(1, Ordering::SeqCst);
+            self.engine
+                .escalation_step(Event::Cancel { request: model });
             let res = EscalationResult::new(
                 &body.request_id,
                 Outcome::Denied,
                 "too many escalation requests at once in this Domain; try again",
             );
-            let _ = self.mailbox.deliver(&body.request_id, &res.to_bytes());
+            self.deliver(model, cli, &res);
             return;
         }
         let me = self.clone();
         let req = req.clone();
         std::thread::spawn(move || {
-            me.decide_and_run(&req, &session.cancel, session.tty);
+            me.decide_and_run(&req, model, &session, rule, deadline);
             me.in_flight.fetch_sub(1, Ordering::SeqCst);
         });
     }
 
-    fn decide_and_run(&self, req: &SignedRequest, cancel: &Arc<AtomicBool>, tty: bool) {
+    /// A fresh request number for the protocol core.
+    fn model_id(&self) -> RequestId {
+        RequestId(self.next_model_id.fetch_add(1, Ordering::SeqCst))
+    }
+
+    /// Writes the result (TLA+ `Deliver` to the owner). A request whose session has gone ended
+    /// with it (OR-3); its result is still written, so that a client left behind in the sandbox
+    /// stops waiting.
+    fn deliver(&self, model: RequestId, cli: CliId, res: &EscalationResult) {
+        self.engine.escalation_step(Event::Deliver {
+            request: model,
+            cli,
+        });
+        tracing::info!(request = %res.request_id, outcome = ?res.outcome, ran = ?res.ran_argv, "escalation result");
+        if let Err(e) = self.mailbox.deliver(&res.request_id, &res.to_bytes()) {
+            tracing::error!(request = %res.request_id, "delivering the escalation result: {e}");
+        }
+    }
+
+    fn decide_and_run(
+        &self,
+        req: &SignedRequest,
+        model: RequestId,
+        keys: &SessionKeys,
+        rule: RuleDecision,
+        deadline: Instant,
+    ) {
         let body = &req.body;
         let id = body.request_id.as_str();
-        let res = if rules::matching(&self.rules, &body.argv).is_none() {
-            let why = if tty {
-                "no auto-approval rule matches, and interactive approval is not available yet"
-            } else {
-                "no auto-approval rule matches and the session has no terminal to ask on (lazaret exec)"
-            };
-            EscalationResult::new(id, Outcome::Denied, why)
-        } else {
-            match host_exec::host_cwd(&self.workspace, &body.cwd) {
-                Err(why) => EscalationResult::new(id, Outcome::Denied, &why),
-                Ok(cwd) => {
-                    let timeout = Duration::from_secs(u64::from(body.timeout_secs));
-                    let run = host_exec::run(&body.argv, &cwd, timeout, cancel);
-                    let res = match run.ended {
-                        Ended::Exited(c) => EscalationResult::completed(
-                            id,
-                            c,
-                            &run.stdout,
-                            &run.stderr,
-                            run.truncated,
-                        ),
-                        Ended::TimedOut => EscalationResult::new(
-                            id,
-                            Outcome::TimedOut,
-                            "the host command timed out and was killed",
-                        ),
-                        Ended::Cancelled => EscalationResult::new(
-                            id,
-                            Outcome::Cancelled,
-                            "the session ended; the host command was killed",
-                        ),
-                        Ended::Failed(why) => EscalationResult::new(id, Outcome::Failed, &why),
-                    };
-                    // `ran_argv` reports an edit by the developer; git's hardening options are
-                    // not one (documented), so what the rule approved is what is reported.
-                    tracing::debug!(request = %id, ran = ?run.ran_argv, "host command ran");
-                    res
+        let step = |event| self.engine.escalation_step(event);
+        let res = match host_exec::host_cwd(&self.workspace, &body.cwd) {
+            Err(why) => {
+                step(Event::Cancel { request: model });
+                EscalationResult::new(id, Outcome::Denied, &why)
+            }
+            Ok(cwd) => {
+                let pending = Pending {
+                    req,
+                    model,
+                    keys,
+                    rule,
+                    host_cwd: &cwd,
+                    deadline,
+                };
+                match approval::decide(&self.engine, &pending) {
+                    Verdict::End(outcome, why) => EscalationResult::new(id, outcome, &why),
+                    Verdict::Run { argv, edited } => {
+                        step(Event::Execute { request: model });
+                        let left = deadline
+                            .saturating_duration_since(Instant::now())
+                            .max(Duration::from_secs(1));
+                        let run = host_exec::run(&argv, &cwd, left, &keys.cancel);
+                        // A session that left took the request with it (the core dropped it).
+                        if !matches!(run.ended, Ended::Cancelled) {
+                            step(Event::Finish { request: model });
+                        }
+                        tracing::debug!(request = %id, ran = ?run.ran_argv, "host command ran");
+                        let mut res = match run.ended {
+                            Ended::Exited(c) => EscalationResult::completed(
+                                id,
+                                c,
+                                &run.stdout,
+                                &run.stderr,
+                                run.truncated,
+                            ),
+                            Ended::TimedOut => EscalationResult::new(
+                                id,
+                                Outcome::TimedOut,
+                                "the host command timed out and was killed",
+                            ),
+                            Ended::Cancelled => EscalationResult::new(
+                                id,
+                                Outcome::Cancelled,
+                                "the session ended; the host command was killed",
+                            ),
+                            Ended::Failed(why) => EscalationResult::new(id, Outcome::Failed, &why),
+                        };
+                        // `ran_argv` reports an edit by the developer; git's hardening options
+                        // are not one (documented).
+                        if edited {
+                            res.ran_argv = Some(argv);
+                        }
+                        res
+                    }
                 }
             }
         };
-        tracing::info!(request = %id, outcome = ?res.outcome, "escalation result");
-        // A request whose session has gone ended with it (OR-3); the `cancelled` result is still
-        // written, so that a client left behind in the sandbox stops waiting.
-        if let Err(e) = self.mailbox.deliver(id, &res.to_bytes()) {
-            tracing::error!(request = %id, "delivering the escalation result: {e}");
-        }
+        self.deliver(model, keys.cli, &res);
     }
 }

@@ -2,7 +2,11 @@
 //! terminal, plain pipes otherwise; the terminal is restored on every exit path.
 
 pub mod cancel;
+pub mod escape;
+pub mod gate;
+pub mod line_editor;
 pub mod passthrough;
+pub mod prompt;
 pub mod raw_mode;
 pub mod signals;
 

@@ -2,6 +2,7 @@
 //! terminal: through a PTY with raw mode and resize forwarding, or through plain pipes.
 
 use super::cancel::Cancel;
+use super::gate::TerminalGate;
 use super::raw_mode::RawModeGuard;
 use super::signals::SignalForwarder;
 use anyhow::Context;
@@ -30,7 +31,13 @@ fn host_size() -> PtySize {
 }
 
 /// Runs `program args` under a new PTY wired to the host terminal; returns its exit status.
-pub fn run_in_pty(program: &str, args: &[String], cancel: &Cancel) -> anyhow::Result<i32> {
+/// `gate` lets an escalation prompt take the terminal from it for a while.
+pub fn run_in_pty(
+    program: &str,
+    args: &[String],
+    cancel: &Cancel,
+    gate: Arc<TerminalGate>,
+) -> anyhow::Result<i32> {
     let pty = native_pty_system();
     let pair = pty
         .openpty(host_size())
@@ -74,11 +81,24 @@ pub fn run_in_pty(program: &str, args: &[String], cancel: &Cancel) -> anyhow::Re
             }
         },
     )?;
+    // After a prompt covered the screen, a size change makes full-screen programs redraw.
+    let redraw_master = master.clone();
+    gate.set_redraw(Box::new(move || {
+        if let Ok(m) = redraw_master.lock() {
+            let size = host_size();
+            let _ = m.resize(PtySize {
+                cols: size.cols.saturating_sub(1).max(1),
+                ..size
+            });
+            let _ = m.resize(size);
+        }
+    }));
     // Size may have changed between openpty and installing the SIGWINCH handler.
     if let Ok(m) = master.lock() {
         let _ = m.resize(host_size());
     }
 
+    let out_gate = gate.clone();
     let output = std::thread::spawn(move || {
         let mut stdout = std::io::stdout();
         let mut buf = [0u8; 16 * 1024];
@@ -86,6 +106,7 @@ pub fn run_in_pty(program: &str, args: &[String], cancel: &Cancel) -> anyhow::Re
             match reader.read(&mut buf) {
                 Ok(0) | Err(_) => break,
                 Ok(n) => {
+                    let _turn = out_gate.output();
                     if stdout
                         .write_all(&buf[..n])
                         .and_then(|_| stdout.flush())
@@ -104,6 +125,7 @@ pub fn run_in_pty(program: &str, args: &[String], cancel: &Cancel) -> anyhow::Re
         loop {
             match stdin.read(&mut buf) {
                 Ok(0) | Err(_) => break,
+                Ok(n) if gate.route_input(&buf[..n]) => {}
                 Ok(n) => {
                     if writer
                         .write_all(&buf[..n])

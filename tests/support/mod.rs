@@ -6,6 +6,8 @@
 //! A missing prerequisite fails the test with the setup command to run; nothing is skipped.
 #![allow(dead_code)]
 
+pub mod tmux;
+
 use lazaret_protocol::DomainId;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -438,4 +440,31 @@ pub fn processes_matching(needle: &str) -> Vec<(u32, String)> {
         }
     }
     found
+}
+
+/// Replays every trace this workspace's Domain coordinators recorded against the protocol
+/// model (trace conformance); returns the action names of all of them, in order.
+pub fn assert_traces_conform(ws: &TestWorkspace) -> Vec<String> {
+    let dir = ws.dev.home.join(".local/state/lazaret/traces");
+    let mut actions = Vec::new();
+    for entry in std::fs::read_dir(&dir).expect("trace dir").flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.starts_with(ws.domain.as_str()) {
+            continue;
+        }
+        let text = std::fs::read_to_string(entry.path()).expect("trace readable");
+        let trace = lazaret::coordinator::trace::Trace::from_jsonl(&text)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        lazaret::coordinator::trace::replay(&trace)
+            .unwrap_or_else(|e| panic!("{name} does not conform to the model: {e}\n{text}"));
+        actions.extend(trace.events.iter().map(|e| e.name().to_owned()));
+        actions.push("--".into());
+    }
+    assert!(
+        !actions.is_empty(),
+        "no trace of {} in {}",
+        ws.domain.as_str(),
+        dir.display()
+    );
+    actions
 }

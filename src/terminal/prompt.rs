@@ -1,0 +1,269 @@
+//! The escalation prompt of `lazaret run` (FR-5, DX-4): takes the developer's terminal from the
+//! sandbox session, shows who asks to run what where and why — every sandbox-chosen string
+//! escaped — and reads approve, edit or deny from the keyboard. Then the terminal goes back.
+//!
+//! Keys typed in the first [`GUARD`] after the prompt appears are discarded: whatever the
+//! developer was typing into the sandbox at that moment must not answer it.
+
+use super::escape;
+use super::gate::TerminalGate;
+use super::line_editor::{self, Edit, Key, KeyDecoder, LineEditor, Rendered};
+use crate::coordinator::session_api::Prompter;
+use lazaret_protocol::escalation::{Decision, EscalationPrompt};
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::RecvTimeoutError;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Keys typed this soon after the prompt appeared are dropped.
+pub const GUARD: Duration = Duration::from_millis(300);
+const TICK: Duration = Duration::from_millis(50);
+const EDIT_PREFIX: &str = "  edit> ";
+
+pub struct TerminalPrompter {
+    gate: Arc<TerminalGate>,
+    /// One prompt on the terminal at a time.
+    turn: Mutex<()>,
+}
+
+impl TerminalPrompter {
+    pub fn new(gate: Arc<TerminalGate>) -> TerminalPrompter {
+        TerminalPrompter {
+            gate,
+            turn: Mutex::new(()),
+        }
+    }
+}
+
+/// Where the prompt is.
+enum Mode {
+    Menu,
+    Editing { editor: LineEditor, shown: Rendered },
+}
+
+/// Writes to the terminal; the prompt cannot do anything about a failing terminal, and the
+/// decision must still be made, so errors are ignored.
+fn put(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+fn cols() -> u16 {
+    crossterm::terminal::size().map(|(c, _)| c).unwrap_or(80)
+}
+
+/// The card: everything the developer needs to decide (DX-4).
+pub fn card(p: &EscalationPrompt) -> String {
+    let session: String = p.session_id.chars().take(12).collect();
+    let why = if p.justification.is_empty() {
+        "(none given)".to_owned()
+    } else {
+        escape::quoted(&p.justification)
+    };
+    format!(
+        "\r\n\x1b[0m\x1b[1;33m┌─ lazaret: the sandbox asks to run a command on the host\x1b[0m\r\n\
+         │ profile  {profile}   session {session}\r\n\
+         │ command  \x1b[1m{argv}\x1b[0m\r\n\
+         │ in       {cwd} → host {host}\r\n\
+         │ why      {why}\r\n\
+         └─ {menu}\r\n",
+        profile = escape::visible(&p.profile),
+        argv = escape::argv(&p.argv),
+        cwd = escape::quoted(&p.cwd),
+        host = escape::quoted(&p.host_cwd),
+        menu = menu(p.timeout_secs),
+    )
+}
+
+fn menu(timeout_secs: u32) -> String {
+    format!(
+        "\x1b[1m[a]\x1b[0m approve  \x1b[1m[e]\x1b[0m edit  \x1b[1m[d]\x1b[0m deny   \
+         (times out in {timeout_secs} s)"
+    )
+}
+
+/// Draws `r` where the previous render (whose cursor was on row `prev_row`) was.
+fn redraw(prev_row: u16, r: &Rendered) {
+    let mut s = String::new();
+    if prev_row > 0 {
+        s.push_str(&format!("\x1b[{prev_row}A"));
+    }
+    s.push_str("\r\x1b[J");
+    s.push_str(&r.text);
+    let last = r.rows.saturating_sub(1);
+    if r.cursor_row > last {
+        s.push_str("\r\n");
+    } else if last > r.cursor_row {
+        s.push_str(&format!("\x1b[{}A", last - r.cursor_row));
+    }
+    s.push('\r');
+    if r.cursor_col > 0 {
+        s.push_str(&format!("\x1b[{}C", r.cursor_col));
+    }
+    put(&s);
+}
+
+fn start_editing(argv: &[String]) -> Mode {
+    let editor = LineEditor::new(&line_editor::join(argv));
+    let shown = editor.render(EDIT_PREFIX, cols());
+    put("  Edit the command (shell-style quoting; Enter runs it, Esc goes back):\r\n");
+    redraw(0, &shown);
+    Mode::Editing { editor, shown }
+}
+
+/// One key in the menu: a decision, or a new mode.
+fn menu_key(key: &Key, p: &EscalationPrompt) -> Option<Result<Decision, Mode>> {
+    match key {
+        Key::Char('a' | 'A' | 'y' | 'Y') => Some(Ok(Decision::Approve {})),
+        Key::Char('d' | 'D' | 'n' | 'N') | Key::Interrupt => Some(Ok(Decision::Deny {})),
+        Key::Char('e' | 'E') => Some(Err(start_editing(&p.argv))),
+        _ => None,
+    }
+}
+
+/// One key while editing: a decision, or stay (possibly back in the menu).
+fn edit_key(
+    key: &Key,
+    editor: &mut LineEditor,
+    shown: &mut Rendered,
+    p: &EscalationPrompt,
+) -> Option<Result<Decision, ()>> {
+    match editor.apply(key) {
+        Edit::Continue => {
+            let next = editor.render(EDIT_PREFIX, cols());
+            redraw(shown.cursor_row, &next);
+            *shown = next;
+            None
+        }
+        Edit::Cancel => {
+            put(&format!("\r\n  └─ {}\r\n", menu(p.timeout_secs)));
+            Some(Err(()))
+        }
+        Edit::Submit => {
+            let parsed = line_editor::split(&editor.text()).and_then(|argv| {
+                let d = Decision::Edit { argv };
+                d.validate().map(|_| d).map_err(|e| e.to_string())
+            });
+            match parsed {
+                Ok(d) => Some(Ok(d)),
+                Err(e) => {
+                    put(&format!("\r\n  \x1b[31m{}\x1b[0m\r\n", escape::visible(&e)));
+                    let next = editor.render(EDIT_PREFIX, cols());
+                    redraw(0, &next);
+                    *shown = next;
+                    None
+                }
+            }
+        }
+    }
+}
+
+fn summary(d: &Decision) -> String {
+    match d {
+        Decision::Approve {} => "\x1b[32mapproved\x1b[0m".to_owned(),
+        Decision::Edit { argv } => {
+            format!("\x1b[32mapproved, edited:\x1b[0m {}", escape::argv(argv))
+        }
+        Decision::Deny {} => "\x1b[31mdenied\x1b[0m".to_owned(),
+    }
+}
+
+impl Prompter for TerminalPrompter {
+    fn ask(&self, p: &EscalationPrompt, withdrawn: &AtomicBool) -> Option<Decision> {
+        let _turn = self.turn.lock().unwrap_or_else(|e| e.into_inner());
+        if withdrawn.load(Ordering::SeqCst) {
+            return None;
+        }
+        let owned = self.gate.take();
+        // Show the cursor: the sandbox's program may have hidden it.
+        put("\x1b[?25h");
+        put(&card(p));
+        let shown_at = Instant::now();
+        let mut keys = KeyDecoder::new();
+        let mut mode = Mode::Menu;
+        loop {
+            if withdrawn.load(Ordering::SeqCst) {
+                put(
+                    "\r\n  \x1b[33mwithdrawn: no decision in time, or the session ended\x1b[0m\r\n",
+                );
+                return None;
+            }
+            let typed = match owned.keys.recv_timeout(TICK) {
+                Ok(_) if shown_at.elapsed() < GUARD => continue,
+                Ok(bytes) => keys.feed(&bytes),
+                Err(RecvTimeoutError::Timeout) => keys.flush(),
+                Err(RecvTimeoutError::Disconnected) => return None,
+            };
+            for key in typed {
+                let decided = match &mut mode {
+                    Mode::Menu => match menu_key(&key, p) {
+                        Some(Ok(d)) => Some(d),
+                        Some(Err(next)) => {
+                            mode = next;
+                            None
+                        }
+                        None => None,
+                    },
+                    Mode::Editing { editor, shown } => match edit_key(&key, editor, shown, p) {
+                        Some(Ok(d)) => Some(d),
+                        Some(Err(())) => {
+                            mode = Mode::Menu;
+                            None
+                        }
+                        None => None,
+                    },
+                };
+                if let Some(d) = decided {
+                    put(&format!("\r\n  → {}\r\n", summary(&d)));
+                    drop(owned);
+                    return Some(d);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_card_shows_everything_escaped() {
+        let p = EscalationPrompt {
+            request_id: "r".into(),
+            profile: "shell".into(),
+            session_id: "0123456789abcdef".into(),
+            argv: vec![
+                "git".into(),
+                "push\x1b]52;c;aGk=\x07".into(),
+                "a\u{202e}b".into(),
+            ],
+            cwd: "/workspace/\u{9b}2J".into(),
+            host_cwd: "/home/dev/p".into(),
+            justification: "because\r\nlazaret: approved".into(),
+            timeout_secs: 42,
+        };
+        let c = card(&p);
+        // No raw control or bidi character from the sandbox reaches the terminal.
+        let sandbox_bits = [
+            "\x07",
+            "\u{202e}",
+            "\u{9b}",
+            "]52;c;aGk=\x07",
+            "\r\nlazaret",
+        ];
+        for bit in sandbox_bits {
+            assert!(!c.contains(bit), "{bit:?} raw in {c:?}");
+        }
+        assert!(
+            c.contains(r#"["git", "push\u{1b}]52;c;aGk=\u{7}", "a\u{202e}b"]"#),
+            "{c}"
+        );
+        assert!(c.contains(r#""/workspace/\u{9b}2J""#), "{c}");
+        assert!(c.contains(r#""because\r\nlazaret: approved""#), "{c}");
+        assert!(c.contains("session 0123456789ab\r\n"), "{c}");
+        assert!(c.contains("times out in 42 s"), "{c}");
+    }
+}

@@ -1,0 +1,125 @@
+//! A tmux server of the developer's, private to one test, to drive interactive `lazaret run`s
+//! as a developer would: typing, reading the screen, resizing.
+
+use super::{wait_for, Dev};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+pub struct Tmux<'a> {
+    dev: &'a Dev,
+    socket: String,
+}
+
+impl<'a> Tmux<'a> {
+    /// A server with one session `name` of `cols`×`rows` running a plain bash in `dir`.
+    pub fn start(dev: &'a Dev, tag: &str, name: &str, dir: &str, cols: u16, rows: u16) -> Tmux<'a> {
+        let tmux = Tmux {
+            dev,
+            socket: format!("lazaret-test-{tag}-{}", std::process::id()),
+        };
+        tmux.ok(&[
+            "new-session",
+            "-d",
+            "-x",
+            &cols.to_string(),
+            "-y",
+            &rows.to_string(),
+            "-s",
+            name,
+            "-c",
+            dir,
+            "bash --norc --noprofile",
+        ]);
+        tmux.ok(&["set-option", "-t", name, "remain-on-exit", "on"]);
+        tmux
+    }
+
+    /// Another session `name` on the same server.
+    pub fn add(&self, name: &str, dir: &str, cols: u16, rows: u16) {
+        self.ok(&[
+            "new-session",
+            "-d",
+            "-x",
+            &cols.to_string(),
+            "-y",
+            &rows.to_string(),
+            "-s",
+            name,
+            "-c",
+            dir,
+            "bash --norc --noprofile",
+        ]);
+        self.ok(&["set-option", "-t", name, "remain-on-exit", "on"]);
+    }
+
+    pub fn cmd(&self) -> Command {
+        let mut c = self.dev.command("tmux");
+        c.args(["-f", "/dev/null", "-L", &self.socket]);
+        c.stdin(Stdio::null());
+        c
+    }
+
+    pub fn ok(&self, args: &[&str]) {
+        let out = self.cmd().args(args).output().expect("running tmux");
+        assert!(
+            out.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// What `target` shows now (with its scrollback).
+    pub fn screen(&self, target: &str) -> String {
+        let out = self
+            .cmd()
+            .args(["capture-pane", "-p", "-J", "-S", "-200", "-t", target])
+            .output()
+            .expect("capture");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// A tmux format of `target`, e.g. `#{pane_title}`.
+    pub fn format(&self, target: &str, format: &str) -> String {
+        let out = self
+            .cmd()
+            .args(["display-message", "-p", "-t", target, format])
+            .output()
+            .expect("display-message");
+        String::from_utf8_lossy(&out.stdout).trim_end().to_owned()
+    }
+
+    /// Types `text` literally.
+    pub fn keys(&self, target: &str, text: &str) {
+        self.ok(&["send-keys", "-t", target, "-l", text]);
+    }
+
+    /// Sends tmux key names (`Enter`, `C-u`, …).
+    pub fn key(&self, target: &str, key: &str) {
+        self.ok(&["send-keys", "-t", target, key]);
+    }
+
+    pub fn type_line(&self, target: &str, line: &str) {
+        self.keys(target, line);
+        self.key(target, "Enter");
+    }
+
+    /// Waits up to 60 s for `target`'s screen to satisfy `pred`.
+    pub fn wait_screen(&self, target: &str, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        wait_for(Duration::from_secs(60), || {
+            let s = self.screen(target);
+            pred(&s).then_some(s)
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "waiting for {what}; screen of {target}:\n{}",
+                self.screen(target)
+            )
+        })
+    }
+}
+
+impl Drop for Tmux<'_> {
+    fn drop(&mut self) {
+        let _ = self.cmd().arg("kill-server").output();
+    }
+}
