@@ -15,3 +15,4 @@ pub mod profile_setup;
 pub mod runtime;
 pub mod session;
 pub mod terminal;
+pub mod tui;

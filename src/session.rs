@@ -39,8 +39,10 @@ pub fn refuse_root() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Runs `program args` for an embedding UI (a `lazaret tui` pane) and returns its status.
+pub type Runner = Box<dyn FnOnce(&str, &[String], &Cancel) -> anyhow::Result<i32> + Send>;
+
 /// How the command is attached.
-#[derive(Debug)]
 pub enum Attach {
     /// A PTY on the developer's terminal.
     Terminal,
@@ -50,6 +52,13 @@ pub enum Attach {
     Capture {
         stdout: std::fs::File,
         stderr: std::fs::File,
+    },
+    /// A terminal the caller emulates (a `lazaret tui` pane): its own PTY runner, its own
+    /// escalation prompter, and `started` told the Session ID once registered.
+    Embedded {
+        run: Runner,
+        prompter: Arc<dyn Prompter>,
+        started: Box<dyn FnOnce(&str) + Send>,
     },
 }
 
@@ -109,7 +118,7 @@ impl SessionPlan {
             ms = t0.elapsed().as_millis() as u64,
             "session registered"
         );
-        let tty = matches!(attach, Attach::Terminal);
+        let tty = matches!(attach, Attach::Terminal | Attach::Embedded { .. });
         let workdir = self.domain.workspace.sandbox_cwd().display().to_string();
         let sandbox_name = session.attach(&self.command, &workdir, tty)?;
         crate::profile_setup::ensure(&self.domain, &self.profile, &sandbox_name)?;
@@ -117,7 +126,11 @@ impl SessionPlan {
             command: self.command.clone(),
             workdir,
             tty,
-            term: tty.then(|| std::env::var("TERM").unwrap_or_else(|_| "xterm-256color".into())),
+            // A pane of `lazaret tui` is an xterm-like emulator, whatever hosts the TUI.
+            term: tty.then(|| match &attach {
+                Attach::Embedded { .. } => "xterm-256color".into(),
+                _ => std::env::var("TERM").unwrap_or_else(|_| "xterm-256color".into()),
+            }),
             env: crate::escalation::mailbox::session_env(
                 &self.domain.id,
                 session.session_id(),
@@ -128,8 +141,28 @@ impl SessionPlan {
         let program = std::env::var("LAZARET_PODMAN").unwrap_or_else(|_| "podman".to_owned());
         // On a terminal, escalation prompts take it over from the sandbox session for a while.
         let gate = Arc::new(TerminalGate::default());
-        let prompter: Option<Arc<dyn Prompter>> =
-            tty.then(|| Arc::new(TerminalPrompter::new(gate.clone())) as Arc<dyn Prompter>);
+        let (attach, prompter): (Attach, Option<Arc<dyn Prompter>>) = match attach {
+            Attach::Terminal => (
+                Attach::Terminal,
+                Some(Arc::new(TerminalPrompter::new(gate.clone()))),
+            ),
+            Attach::Embedded {
+                run,
+                prompter,
+                started,
+            } => {
+                started(&session_id);
+                (
+                    Attach::Embedded {
+                        run,
+                        prompter: prompter.clone(),
+                        started: Box::new(|_| {}),
+                    },
+                    Some(prompter),
+                )
+            }
+            other => (other, None),
+        };
         let run = Box::new(move |cancel: Cancel| match attach {
             Attach::Terminal => {
                 crate::terminal::passthrough::run_in_pty(&program, &args, &cancel, gate)
@@ -138,6 +171,7 @@ impl SessionPlan {
             Attach::Capture { stdout, stderr } => {
                 crate::terminal::passthrough::run_captured(&program, &args, &cancel, stdout, stderr)
             }
+            Attach::Embedded { run, .. } => run(&program, &args, &cancel),
         });
         let outcome = session.run_attached(run, prompter)?;
         match outcome {

@@ -9,6 +9,7 @@ pub mod profile;
 pub mod ps;
 pub mod run;
 pub mod state_anchor_ns;
+pub mod tui;
 
 use clap::{Parser, Subcommand};
 
@@ -31,6 +32,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     Run(run::RunArgs),
+    Tui(tui::TuiArgs),
     Exec(exec::ExecArgs),
     Ps(ps::PsArgs),
     Net(net::NetArgs),

@@ -1,0 +1,44 @@
+//! `lazaret tui`: the full-screen control centre for the Domain of the current workspace.
+
+use crate::domain::layout::Layout;
+use crate::tui::run::{self, TuiOptions};
+use clap::Args;
+
+/// Full-screen control centre: agent panes, escalation approvals, Domain state, denials
+///
+/// Opens the Domain of the workspace around the current directory (starting it when it does
+/// not run; joining it when it does, e.g. next to `lazaret run`s in other terminals). Each
+/// pane is a Client Session in the shared Agent Sandbox, running the profile's command (or
+/// CMD). Side panels show escalation requests of the TUI's panes (approve, edit the command,
+/// deny — from the keyboard), the Domain's state and its network denials.
+///
+/// Keys are tmux-like behind a prefix, ctrl-b by default: ctrl-b % and ctrl-b " split,
+/// ctrl-b arrows move, ctrl-b a opens the escalations panel, ctrl-b ? lists every binding,
+/// ctrl-b q quits. Closing a pane ends its session; quitting ends all of the TUI's sessions
+/// (the Domain keeps running while other sessions remain). Keys, theme and scrollback:
+/// $XDG_CONFIG_HOME/lazaret/tui.toml (docs/tui-config.md).
+///
+/// Examples:
+///   lazaret tui                        the default profile's shell in the first pane
+///   lazaret tui --profile claude       Claude Code panes
+///   lazaret tui -- python3             every new pane runs python3
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+pub struct TuiArgs {
+    /// Agent Profile of the panes (default: `default_profile` of the host configuration, else "shell").
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+    /// What each new pane runs, after `--` (default: the profile's command).
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+pub fn execute(layout: &Layout, args: TuiArgs) -> anyhow::Result<i32> {
+    run::run(
+        layout,
+        &TuiOptions {
+            profile: args.profile,
+            command: args.command,
+        },
+    )
+}

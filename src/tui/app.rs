@@ -1,0 +1,491 @@
+//! The TUI's state and what each event does to it. Drawing is in [`super::draw`]; the loop
+//! that feeds events and renders is in [`super::run`].
+
+use super::domain_view::DomainView;
+use super::escalation_panel::EscalationPanel;
+use super::event::AppEvent;
+use super::event::AppSender;
+use super::input;
+use super::keymap::{Action, PanelAction};
+use super::layout::{Dir, PaneId, Tab, Towards};
+use super::pane::{Pane, PaneStatus};
+use super::settings::Settings;
+use crate::runtime::denial_ledger::DenialEntry;
+use crate::session::SessionPlan;
+use crate::terminal::line_editor::Key;
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
+use ratatui::layout::Rect;
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+
+/// Status messages kept.
+const MESSAGES: usize = 200;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Focus {
+    Panes,
+    Escalations,
+    Denials,
+    DomainState,
+}
+
+pub struct App {
+    pub plan: Arc<SessionPlan>,
+    pub settings: Settings,
+    pub events: AppSender,
+    pub panes: BTreeMap<PaneId, Pane>,
+    pub tabs: Vec<Tab>,
+    pub tab: usize,
+    next_pane: PaneId,
+    pub focus: Focus,
+    /// The prefix key was pressed; the next key is a command.
+    pub prefix: bool,
+    pub help: bool,
+    pub panels: bool,
+    pub escalations: EscalationPanel,
+    pub denials: Vec<DenialEntry>,
+    pub denial_filter: String,
+    pub filtering: bool,
+    pub domain: DomainView,
+    pub messages: VecDeque<String>,
+    pub quit: bool,
+    /// Something to draw (keys sent to a pane change nothing until its echo arrives).
+    pub needs_render: bool,
+    /// Where panes were last drawn (for mouse hits and focus moves).
+    pub pane_rects: Vec<(PaneId, Rect)>,
+    pub main_area: Rect,
+    pub side_area: Rect,
+}
+
+fn key_of(k: &KeyEvent) -> Key {
+    let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
+    match k.code {
+        KeyCode::Char('c') if ctrl => Key::Interrupt,
+        KeyCode::Char('u') if ctrl => Key::KillToStart,
+        KeyCode::Char('w') if ctrl => Key::KillWord,
+        KeyCode::Char('a') if ctrl => Key::Home,
+        KeyCode::Char('e') if ctrl => Key::End,
+        KeyCode::Char(_) if ctrl => Key::Other,
+        KeyCode::Char(c) => Key::Char(c),
+        KeyCode::Enter => Key::Enter,
+        KeyCode::Backspace => Key::Backspace,
+        KeyCode::Delete => Key::Delete,
+        KeyCode::Left => Key::Left,
+        KeyCode::Right => Key::Right,
+        KeyCode::Home => Key::Home,
+        KeyCode::End => Key::End,
+        KeyCode::Esc => Key::Escape,
+        _ => Key::Other,
+    }
+}
+
+impl App {
+    pub fn new(plan: Arc<SessionPlan>, settings: Settings, events: AppSender) -> App {
+        let panels = settings.panels;
+        App {
+            plan,
+            settings,
+            events,
+            panes: BTreeMap::new(),
+            tabs: Vec::new(),
+            tab: 0,
+            next_pane: 1,
+            focus: Focus::Panes,
+            prefix: false,
+            help: false,
+            panels,
+            escalations: EscalationPanel::default(),
+            denials: Vec::new(),
+            denial_filter: String::new(),
+            filtering: false,
+            domain: DomainView::default(),
+            messages: VecDeque::new(),
+            quit: false,
+            needs_render: true,
+            pane_rects: Vec::new(),
+            main_area: Rect::default(),
+            side_area: Rect::default(),
+        }
+    }
+
+    pub fn message(&mut self, text: String) {
+        self.messages.push_front(text);
+        self.messages.truncate(MESSAGES);
+    }
+
+    /// The focused pane of the current tab.
+    pub fn focused(&self) -> Option<PaneId> {
+        self.tabs.get(self.tab).map(|t| t.focus)
+    }
+
+    fn new_pane(&mut self, size: (u16, u16)) -> PaneId {
+        let id = self.next_pane;
+        self.next_pane += 1;
+        let pane = Pane::start(
+            id,
+            self.plan.clone(),
+            size,
+            self.settings.scrollback,
+            self.events.clone(),
+        );
+        self.panes.insert(id, pane);
+        id
+    }
+
+    /// Adds an already created pane (see [`Pane::offline`]) as a new tab, or as a split of the
+    /// current tab's focused pane when `split` says so.
+    pub fn add_pane(&mut self, pane: Pane, split: Option<Dir>) {
+        let id = pane.id;
+        self.next_pane = self.next_pane.max(id + 1);
+        self.panes.insert(id, pane);
+        match (split, self.tabs.get_mut(self.tab)) {
+            (Some(dir), Some(tab)) => tab.split(dir, id),
+            _ => {
+                self.tabs.push(Tab::new(id));
+                self.tab = self.tabs.len() - 1;
+            }
+        }
+    }
+
+    /// A first tab with one pane.
+    pub fn open_tab(&mut self) {
+        let (rows, cols) = (
+            self.main_area.height.max(3) - 2,
+            self.main_area.width.max(3) - 2,
+        );
+        let id = self.new_pane((rows, cols));
+        self.tabs.push(Tab::new(id));
+        self.tab = self.tabs.len() - 1;
+        self.focus = Focus::Panes;
+    }
+
+    fn split(&mut self, dir: Option<Dir>) {
+        let Some(focus) = self.focused() else {
+            return self.open_tab();
+        };
+        let rect = self
+            .pane_rects
+            .iter()
+            .find(|(p, _)| *p == focus)
+            .map(|(_, r)| *r)
+            .unwrap_or(self.main_area);
+        // New pane: along the longer side (cells are about twice as tall as wide).
+        let dir = dir.unwrap_or(if rect.width >= rect.height * 2 {
+            Dir::Right
+        } else {
+            Dir::Down
+        });
+        let size = match dir {
+            Dir::Right => (
+                rect.height.saturating_sub(2),
+                (rect.width / 2).saturating_sub(2),
+            ),
+            Dir::Down => (
+                (rect.height / 2).saturating_sub(2),
+                rect.width.saturating_sub(2),
+            ),
+        };
+        let id = self.new_pane(size);
+        if let Some(tab) = self.tabs.get_mut(self.tab) {
+            tab.split(dir, id);
+        }
+        self.focus = Focus::Panes;
+    }
+
+    fn close_focused(&mut self) {
+        if let Some(id) = self.focused() {
+            if let Some(p) = self.panes.get(&id) {
+                p.close();
+            }
+        }
+    }
+
+    /// A pane's command ended: it leaves the layout.
+    fn pane_ended(&mut self, id: PaneId, result: Result<i32, String>) {
+        match &result {
+            Ok(code) => self.message(format!("pane {id}: the command ended with status {code}")),
+            Err(e) => self.message(format!("pane {id}: {e}")),
+        }
+        if let Some(p) = self.panes.get_mut(&id) {
+            p.status = match result {
+                Ok(code) => PaneStatus::Exited(code),
+                Err(e) => PaneStatus::Failed(e),
+            };
+        }
+        self.escalations.forget_pane(id);
+        if let Some(mut p) = self.panes.remove(&id) {
+            p.join();
+        }
+        for t in &mut self.tabs {
+            if t.panes().contains(&id) && !t.remove(id) {
+                t.root = super::layout::Node::Split(Dir::Right, Vec::new());
+            }
+        }
+        self.tabs.retain(|t| !t.panes().is_empty());
+        self.tab = self.tab.min(self.tabs.len().saturating_sub(1));
+        if self.tabs.is_empty() {
+            self.quit = true;
+        }
+    }
+
+    fn act(&mut self, action: Action) {
+        let tab_count = self.tabs.len().max(1);
+        let main = self.main_area;
+        match action {
+            Action::NewPane => self.split(None),
+            Action::SplitRight => self.split(Some(Dir::Right)),
+            Action::SplitDown => self.split(Some(Dir::Down)),
+            Action::NewTab => self.open_tab(),
+            Action::NextTab => self.tab = (self.tab + 1) % tab_count,
+            Action::PrevTab => self.tab = (self.tab + tab_count - 1) % tab_count,
+            Action::FocusLeft | Action::FocusRight | Action::FocusUp | Action::FocusDown => {
+                let to = match action {
+                    Action::FocusLeft => Towards::Left,
+                    Action::FocusRight => Towards::Right,
+                    Action::FocusUp => Towards::Up,
+                    _ => Towards::Down,
+                };
+                if let Some(t) = self.tabs.get_mut(self.tab) {
+                    t.focus_towards(to, main);
+                }
+                self.focus = Focus::Panes;
+            }
+            Action::FocusNext => {
+                if let Some(t) = self.tabs.get_mut(self.tab) {
+                    t.focus_next();
+                }
+                self.focus = Focus::Panes;
+            }
+            Action::Zoom => {
+                if let Some(t) = self.tabs.get_mut(self.tab) {
+                    t.zoomed = !t.zoomed;
+                }
+            }
+            Action::ClosePane => self.close_focused(),
+            Action::Escalations => self.show_panel(Focus::Escalations),
+            Action::Denials => self.show_panel(Focus::Denials),
+            Action::DomainState => self.show_panel(Focus::DomainState),
+            Action::TogglePanels => {
+                self.panels = !self.panels;
+                if !self.panels {
+                    self.focus = Focus::Panes;
+                }
+            }
+            Action::ScrollUp | Action::ScrollDown => {
+                if let Some(p) = self.focused().and_then(|id| self.panes.get_mut(&id)) {
+                    let page = usize::from(main.height.max(4) / 2);
+                    let max = p.emulator().history_len();
+                    p.scroll = if action == Action::ScrollUp {
+                        (p.scroll + page).min(max)
+                    } else {
+                        p.scroll.saturating_sub(page)
+                    };
+                }
+            }
+            Action::Help => self.help = true,
+            Action::Quit => self.quit = true,
+            Action::SendPrefix => {
+                let prefix = *self.settings.keymap.prefix();
+                let ev = KeyEvent::new(prefix.code, prefix.mods);
+                self.key_to_pane(&ev);
+            }
+        }
+    }
+
+    fn show_panel(&mut self, which: Focus) {
+        self.panels = true;
+        self.focus = which;
+    }
+
+    fn key_to_pane(&mut self, k: &KeyEvent) {
+        let Some(p) = self.focused().and_then(|id| self.panes.get_mut(&id)) else {
+            return;
+        };
+        let was_scrolled = p.scroll > 0;
+        p.scroll = 0;
+        let bytes = input::encode_key(k, &p.emulator().modes());
+        self.needs_render = was_scrolled;
+        if !bytes.is_empty() {
+            p.write(&bytes);
+        }
+    }
+
+    fn panel_key(&mut self, k: &KeyEvent) {
+        match self.focus {
+            Focus::Escalations if self.escalations.editing.is_some() => {
+                self.escalations.edit_key(&key_of(k));
+                self.back_to_panes_when_done();
+            }
+            Focus::Escalations => match self.settings.keymap.in_panel(k) {
+                Some(PanelAction::Approve) => {
+                    self.escalations.approve();
+                    self.back_to_panes_when_done();
+                }
+                Some(PanelAction::Edit) => self.escalations.edit(),
+                Some(PanelAction::Deny) => {
+                    self.escalations.deny();
+                    self.back_to_panes_when_done();
+                }
+                Some(PanelAction::Up) => self.escalations.up(),
+                Some(PanelAction::Down) => self.escalations.down(),
+                Some(PanelAction::Back) => self.focus = Focus::Panes,
+                None => {}
+            },
+            Focus::Denials if self.filtering => match k.code {
+                KeyCode::Enter | KeyCode::Esc => self.filtering = false,
+                KeyCode::Backspace => {
+                    self.denial_filter.pop();
+                }
+                KeyCode::Char(c) if !k.modifiers.contains(KeyModifiers::CONTROL) => {
+                    self.denial_filter.push(c)
+                }
+                _ => {}
+            },
+            Focus::Denials if k.code == KeyCode::Char('/') => self.filtering = true,
+            _ if k.code == KeyCode::Esc => self.focus = Focus::Panes,
+            _ => {}
+        }
+    }
+
+    /// The last pending request was decided: the keyboard goes back to the panes.
+    fn back_to_panes_when_done(&mut self) {
+        if self.escalations.pending.is_empty() {
+            self.focus = Focus::Panes;
+        }
+    }
+
+    fn key(&mut self, k: &KeyEvent) {
+        if !matches!(k.kind, KeyEventKind::Press | KeyEventKind::Repeat) {
+            return;
+        }
+        if self.help {
+            self.help = false;
+            return;
+        }
+        if self.prefix {
+            self.prefix = false;
+            if let Some(action) = self.settings.keymap.after_prefix(k) {
+                self.act(action);
+            }
+            return;
+        }
+        if self.settings.keymap.is_prefix(k) {
+            self.prefix = true;
+            return;
+        }
+        match self.focus {
+            Focus::Panes => self.key_to_pane(k),
+            _ => self.panel_key(k),
+        }
+    }
+
+    fn mouse(&mut self, m: &crossterm::event::MouseEvent) {
+        let at = |r: &Rect| {
+            m.column >= r.x && m.column < r.right() && m.row >= r.y && m.row < r.bottom()
+        };
+        if self.panels && at(&self.side_area) {
+            if matches!(m.kind, MouseEventKind::Down(_)) && self.focus == Focus::Panes {
+                self.focus = Focus::Escalations;
+            }
+            return;
+        }
+        let Some(&(id, rect)) = self.pane_rects.iter().find(|(_, r)| at(r)) else {
+            return;
+        };
+        if matches!(m.kind, MouseEventKind::Down(_)) {
+            if let Some(t) = self.tabs.get_mut(self.tab) {
+                t.focus = id;
+            }
+            self.focus = Focus::Panes;
+        }
+        let Some(p) = self.panes.get_mut(&id) else {
+            return;
+        };
+        let inner = Rect::new(
+            rect.x + 1,
+            rect.y + 1,
+            rect.width.saturating_sub(2),
+            rect.height.saturating_sub(2),
+        );
+        let modes = p.emulator().modes();
+        let (col, row) = (
+            m.column.saturating_sub(inner.x),
+            m.row.saturating_sub(inner.y),
+        );
+        if !at(&inner) {
+            return;
+        }
+        match input::encode_mouse(m, col, row, &modes) {
+            Some(bytes) => p.write(&bytes),
+            None => match m.kind {
+                // The program does not want the wheel: it scrolls the pane's history.
+                MouseEventKind::ScrollUp => {
+                    let max = p.emulator().history_len();
+                    p.scroll = (p.scroll + 3).min(max);
+                }
+                MouseEventKind::ScrollDown => p.scroll = p.scroll.saturating_sub(3),
+                _ => {}
+            },
+        }
+    }
+
+    /// Applies one event.
+    pub fn handle(&mut self, event: AppEvent) {
+        let before = self.needs_render;
+        self.needs_render = true;
+        if let AppEvent::Input(Event::Key(k)) = &event {
+            self.key(k);
+            // A key sent to a pane draws nothing by itself.
+            self.needs_render |= before;
+            return;
+        }
+        match event {
+            AppEvent::Input(Event::Key(_)) => {}
+            AppEvent::Input(Event::Mouse(m)) => self.mouse(&m),
+            AppEvent::Input(Event::Paste(text)) => {
+                if self.focus == Focus::Escalations && self.escalations.editing.is_some() {
+                    for c in text.chars().filter(|c| !c.is_control()) {
+                        self.escalations.edit_key(&Key::Char(c));
+                    }
+                } else if let Some(p) = self.focused().and_then(|id| self.panes.get(&id)) {
+                    let bytes = input::encode_paste(&text, &p.emulator().modes());
+                    p.write(&bytes);
+                }
+            }
+            AppEvent::Input(Event::FocusGained | Event::FocusLost) => {}
+            AppEvent::Input(Event::Resize(..)) | AppEvent::Output => {}
+            AppEvent::Started { pane, session } => {
+                if let Some(p) = self.panes.get_mut(&pane) {
+                    p.status = PaneStatus::Running { session };
+                }
+            }
+            AppEvent::Ended { pane, result } => self.pane_ended(pane, result),
+            AppEvent::Prompt {
+                pane,
+                prompt,
+                reply,
+            } => {
+                self.message(format!(
+                    "pane {pane} asks to run a command on the host: {} then a to review",
+                    self.settings.keymap.prefix()
+                ));
+                self.escalations.push(pane, prompt, reply);
+            }
+            AppEvent::Withdrawn { request_id } => self.escalations.withdraw(&request_id),
+            AppEvent::Message(m) => self.message(m),
+            AppEvent::Domain(view) => self.domain = *view,
+            AppEvent::Denials(d) => self.denials = d,
+        }
+    }
+
+    /// Closes every pane and waits (bounded by each session's own teardown wait) for their
+    /// sessions to have left.
+    pub fn shut_down(&mut self) {
+        for p in self.panes.values() {
+            p.close();
+        }
+        for p in self.panes.values_mut() {
+            p.join();
+        }
+    }
+}

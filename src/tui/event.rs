@@ -1,0 +1,35 @@
+//! Everything the TUI's one loop reacts to, from any thread.
+
+use super::layout::PaneId;
+use lazaret_protocol::escalation::{Decision, EscalationPrompt};
+use std::sync::mpsc;
+
+pub enum AppEvent {
+    /// Keyboard, mouse, paste, resize, focus of the host terminal.
+    Input(crossterm::event::Event),
+    /// A pane has new output to draw (sent once per render: see `Pane::dirty`).
+    Output,
+    /// A pane's session is registered.
+    Started { pane: PaneId, session: String },
+    /// A pane's command ended (`Ok(status)`) or could not run (`Err(why)`).
+    Ended {
+        pane: PaneId,
+        result: Result<i32, String>,
+    },
+    /// An escalation request of a pane's session waits for the developer.
+    Prompt {
+        pane: PaneId,
+        prompt: EscalationPrompt,
+        reply: mpsc::Sender<Decision>,
+    },
+    /// The prompt for this request is no longer wanted.
+    Withdrawn { request_id: String },
+    /// A line Lazaret (or a program it ran) wrote to stderr while the TUI owned the terminal.
+    Message(String),
+    /// The Domain's state, polled.
+    Domain(Box<super::domain_view::DomainView>),
+    /// The network denials of the Domain, aggregated, newest first.
+    Denials(Vec<crate::runtime::denial_ledger::DenialEntry>),
+}
+
+pub type AppSender = mpsc::Sender<AppEvent>;

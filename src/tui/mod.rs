@@ -1,0 +1,22 @@
+//! `lazaret tui`: the full-screen control centre (issue #7) — agent terminals as emulated panes,
+//! with side panels for escalation approvals, Domain state and network denials.
+pub mod app;
+pub mod domain_view;
+pub mod draw;
+pub mod emulator;
+pub mod emulator_alacritty;
+pub mod emulator_vt100;
+pub mod escalation_panel;
+pub mod event;
+pub mod input;
+pub mod keymap;
+pub mod layout;
+pub mod pane;
+pub mod panels;
+pub mod prompter;
+pub mod run;
+pub mod screen;
+pub mod settings;
+#[cfg(test)]
+mod snapshot_tests;
+pub mod theme;

@@ -1,0 +1,386 @@
+//! The side panels: escalations (pending, with the selected one's details and the edit line;
+//! then history), Domain state, network denials (newest first, filterable, with counts).
+
+use super::app::{App, Focus};
+use super::theme::Role;
+use crate::terminal::escape;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
+use ratatui::Frame;
+
+pub fn draw(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    // The Domain panel gets what it needs (up to half), denials at least a few rows, and the
+    // escalations panel — the one that asks for decisions — the rest.
+    let inner_width = area.width.saturating_sub(2);
+    let state_rows = domain_lines(app, inner_width).len() as u16 + 2;
+    let state_rows = state_rows.min(area.height / 2);
+    let [esc, state, denials] = Layout::vertical([
+        Constraint::Min(6),
+        Constraint::Length(state_rows),
+        Constraint::Length((area.height / 5).max(5)),
+    ])
+    .areas(area);
+    escalations(frame, app, esc);
+    domain_state(frame, app, state);
+    network_denials(frame, app, denials);
+}
+
+/// `label` then `value` cut into rows of the panel's width, continuation rows indented under
+/// the value, so that a wrapped value never looks like a line of its own.
+fn field<'a>(
+    label: &str,
+    value: &str,
+    width: u16,
+    label_style: Style,
+    style: Style,
+) -> Vec<Line<'a>> {
+    use unicode_width::UnicodeWidthChar;
+    let indent = label.chars().count();
+    let room = usize::from(width).saturating_sub(indent).max(8);
+    let mut rows: Vec<String> = vec![String::new()];
+    let mut used = 0;
+    for c in value.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w > room {
+            rows.push(String::new());
+            used = 0;
+        }
+        if let Some(last) = rows.last_mut() {
+            last.push(c);
+        }
+        used += w;
+    }
+    rows.into_iter()
+        .enumerate()
+        .map(|(i, row)| {
+            let head = if i == 0 {
+                label.to_owned()
+            } else {
+                " ".repeat(indent)
+            };
+            Line::from(vec![
+                Span::styled(head, label_style),
+                Span::styled(row, style),
+            ])
+        })
+        .collect()
+}
+
+fn block<'a>(app: &App, title: String, focused: bool) -> Block<'a> {
+    let theme = &app.settings.theme;
+    let style = if focused {
+        theme.style(Role::Focus)
+    } else {
+        theme.style(Role::Border)
+    };
+    Block::default()
+        .borders(Borders::ALL)
+        .border_style(style)
+        .title(Span::styled(title, style))
+}
+
+fn escalations(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let theme = &app.settings.theme;
+    let panel = &app.escalations;
+    let focused = app.focus == Focus::Escalations;
+    let mut lines: Vec<Line<'_>> = Vec::new();
+    if panel.pending.is_empty() {
+        lines.push(Line::styled("no pending requests", theme.style(Role::Dim)));
+    }
+    for (i, p) in panel.pending.iter().enumerate() {
+        let selected = i == panel.selected;
+        let mark = if selected { "▶" } else { " " };
+        let head = if selected && focused {
+            theme.style(Role::Highlight)
+        } else {
+            theme.style(Role::Pending)
+        };
+        lines.push(Line::from(vec![
+            Span::styled(format!("{mark} PENDING pane {}", p.pane), head),
+            Span::styled(
+                format!(
+                    " {} · session {}",
+                    escape::visible(&p.prompt.profile),
+                    escape::visible(&p.prompt.session_id.chars().take(8).collect::<String>())
+                ),
+                theme.style(Role::Dim),
+            ),
+        ]));
+        if !selected {
+            let (dim, text) = (theme.style(Role::Dim), theme.style(Role::Text));
+            let width = area.width.saturating_sub(2);
+            lines.extend(field("  ", &escape::argv(&p.prompt.argv), width, dim, text));
+            continue;
+        }
+        let width = area.width.saturating_sub(2);
+        let (dim, text) = (theme.style(Role::Dim), theme.style(Role::Text));
+        let why = if p.prompt.justification.is_empty() {
+            "(none given)".to_owned()
+        } else {
+            escape::quoted(&p.prompt.justification)
+        };
+        let place = format!(
+            "{} → host {}",
+            escape::quoted(&p.prompt.cwd),
+            escape::quoted(&p.prompt.host_cwd)
+        );
+        lines.extend(field(
+            "  cmd  ",
+            &escape::argv(&p.prompt.argv),
+            width,
+            dim,
+            text,
+        ));
+        lines.extend(field("  in   ", &place, width, dim, text));
+        lines.extend(field("  why  ", &why, width, dim, text));
+        match &panel.editing {
+            Some(editor) => {
+                // The line as typed (each char escaped), the cursor shown as a reversed cell.
+                let chars: Vec<char> = editor.text().chars().collect();
+                let at = editor.cursor().min(chars.len());
+                let show = |cs: &[char]| -> String {
+                    cs.iter().map(|c| escape::visible(&c.to_string())).collect()
+                };
+                let under = chars
+                    .get(at)
+                    .map_or(" ".to_owned(), |c| escape::visible(&c.to_string()));
+                let after = if at < chars.len() {
+                    show(&chars[at + 1..])
+                } else {
+                    String::new()
+                };
+                lines.push(Line::from(vec![
+                    Span::styled("  edit> ", theme.style(Role::Warning)),
+                    Span::styled(show(&chars[..at]), theme.style(Role::Text)),
+                    Span::styled(
+                        under,
+                        theme.style(Role::Text).add_modifier(Modifier::REVERSED),
+                    ),
+                    Span::styled(after, theme.style(Role::Text)),
+                ]));
+                if let Some(e) = &panel.edit_error {
+                    lines.push(Line::styled(
+                        format!("  {}", escape::visible(e)),
+                        theme.style(Role::Danger),
+                    ));
+                }
+                lines.push(Line::styled(
+                    "  enter: run the edited command · esc: back",
+                    theme.style(Role::Dim),
+                ));
+            }
+            None if focused => lines.push(Line::styled(
+                "  a approve · e edit · d deny · ↑↓ · esc",
+                theme.style(Role::HelpKey),
+            )),
+            None => lines.push(Line::styled(
+                format!("  {} a to review", app.settings.keymap.prefix()),
+                theme.style(Role::Dim),
+            )),
+        }
+    }
+    if !panel.history.is_empty() {
+        lines.push(Line::styled("history", theme.style(Role::Title)));
+    }
+    for r in panel.history.iter().take(usize::from(area.height)) {
+        let role = match r.outcome {
+            "approved" | "edited" => Role::Approved,
+            "denied" => Role::Denied,
+            _ => Role::Warning,
+        };
+        lines.extend(field(
+            &format!(" {:<9}", r.outcome),
+            &format!("pane {} {}", r.pane, escape::argv(&r.argv)),
+            area.width.saturating_sub(2),
+            app.settings.theme.style(role),
+            theme.style(Role::Text),
+        ));
+    }
+    let title = format!(" Escalations ({}) ", panel.pending.len());
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(block(app, title, focused)),
+        area,
+    );
+}
+
+fn size(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// The Domain panel's rows for a panel `width` wide: failures first (they matter most when
+/// space is short), then components, sessions, State Anchors.
+fn domain_lines<'a>(app: &App, width: u16) -> Vec<Line<'a>> {
+    let theme = &app.settings.theme;
+    let d = &app.domain;
+    let (dim, text) = (theme.style(Role::Dim), theme.style(Role::Text));
+    if d.domain_id.is_empty() {
+        return vec![Line::styled("reading the Domain's state…", dim)];
+    }
+    let up = |running: bool| {
+        if running {
+            Span::styled("running", theme.style(Role::Approved))
+        } else {
+            Span::styled("not running", theme.style(Role::Danger))
+        }
+    };
+    let label = |s: &str| Span::styled(format!("{s:<12}"), dim);
+    let mut lines = Vec::new();
+    for f in &d.failures {
+        lines.extend(field(
+            "failure ",
+            &escape::visible(f),
+            width,
+            theme.style(Role::Danger),
+            theme.style(Role::Danger),
+        ));
+    }
+    lines.push(Line::from(vec![
+        label("coordinator"),
+        match d.coordinator {
+            Some((pid, alive)) => {
+                let mut s = up(alive);
+                s.content = format!("{} (pid {pid})", s.content).into();
+                s
+            }
+            None => Span::styled("none", dim),
+        },
+    ]));
+    lines.push(Line::from(vec![label("sidecar"), up(d.sidecar_running)]));
+    lines.push(Line::from(vec![label("sandbox"), up(d.sandbox_running)]));
+    lines.push(Line::from(vec![
+        label("fingerprint"),
+        Span::styled(d.fingerprint.chars().take(16).collect::<String>(), text),
+    ]));
+    lines.push(Line::from(vec![
+        label("sessions"),
+        Span::styled(d.sessions.len().to_string(), text),
+    ]));
+    for (id, cmd) in &d.sessions {
+        let id: String = id.chars().take(8).collect();
+        lines.extend(field(
+            &format!("  {id} "),
+            &escape::visible(&cmd.join(" ")),
+            width,
+            dim,
+            text,
+        ));
+    }
+    if !d.anchors.is_empty() {
+        lines.push(Line::styled("State Anchors", theme.style(Role::Title)));
+    }
+    let path_width = d
+        .anchors
+        .iter()
+        .map(|a| {
+            escape::visible(&a.path.display().to_string())
+                .chars()
+                .count()
+        })
+        .max()
+        .unwrap_or(0);
+    for a in &d.anchors {
+        lines.push(Line::styled(
+            format!(
+                "  {:<path_width$}  {}{}",
+                escape::visible(&a.path.display().to_string()),
+                if a.partial { "≥ " } else { "" },
+                size(a.bytes)
+            ),
+            text,
+        ));
+    }
+    lines
+}
+
+fn domain_state(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let lines = domain_lines(app, area.width.saturating_sub(2));
+    let title = format!(" Domain {} ", escape::visible(&app.domain.domain_id));
+    frame.render_widget(
+        Paragraph::new(lines).block(block(app, title, app.focus == Focus::DomainState)),
+        area,
+    );
+}
+
+fn network_denials(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let theme = &app.settings.theme;
+    let filter = app.denial_filter.to_lowercase();
+    let shown: Vec<_> = app
+        .denials
+        .iter()
+        .filter(|e| {
+            let dest = match &e.name {
+                Some(n) => n.clone(),
+                None => format!("{}:{}", e.address, e.port),
+            };
+            filter.is_empty()
+                || dest.to_lowercase().contains(&filter)
+                || e.rule.to_lowercase().contains(&filter)
+                || e.protocol.contains(&filter)
+        })
+        .collect();
+    let mut lines = Vec::new();
+    if app.filtering || !app.denial_filter.is_empty() {
+        let state = if app.filtering {
+            " (typing: enter ends)"
+        } else {
+            ""
+        };
+        lines.push(Line::styled(
+            format!("filter: {}{state}", escape::visible(&app.denial_filter)),
+            theme.style(Role::Warning),
+        ));
+    } else if app.focus == Focus::Denials {
+        lines.push(Line::styled(
+            "/ filters · esc back",
+            theme.style(Role::HelpKey),
+        ));
+    }
+    if shown.is_empty() {
+        lines.push(Line::styled(
+            "no denied connections",
+            theme.style(Role::Dim),
+        ));
+    }
+    for e in shown.iter().take(usize::from(area.height)) {
+        let dest = match &e.name {
+            Some(n) => escape::visible(n),
+            None => format!("{}:{}", e.address, e.port),
+        };
+        lines.push(Line::from(vec![
+            Span::styled(format!("{:>5} ", e.count), theme.style(Role::Denied)),
+            Span::styled(
+                format!("{:<4} {dest} ", e.protocol),
+                theme.style(Role::Text),
+            ),
+            Span::styled(escape::visible(&e.rule), theme.style(Role::Dim)),
+        ]));
+    }
+    let title = if shown.len() == app.denials.len() {
+        format!(" Network denials ({}) ", app.denials.len())
+    } else {
+        format!(
+            " Network denials ({} of {}) ",
+            shown.len(),
+            app.denials.len()
+        )
+    };
+    frame.render_widget(
+        Paragraph::new(lines).block(block(app, title, app.focus == Focus::Denials)),
+        area,
+    );
+}

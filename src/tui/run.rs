@@ -1,0 +1,129 @@
+//! The TUI's loop: one thread reads the host terminal, pane readers and pollers send events,
+//! and this loop applies them and renders — at most one frame per [`FRAME`], each pane's
+//! output coalesced into that frame, so a flood in one pane never delays keys or other panes.
+
+use super::app::App;
+use super::draw;
+use super::event::AppEvent;
+use super::screen::Screen;
+use super::settings::Settings;
+use crate::domain::layout::Layout;
+use crate::session::{RunOptions, SessionPlan};
+use anyhow::Context;
+use ratatui::backend::CrosstermBackend;
+use ratatui::Terminal;
+use std::io::Write;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Shortest time between two frames.
+const FRAME: Duration = Duration::from_millis(8);
+
+/// What `lazaret tui` was asked for.
+#[derive(Clone, Debug, Default)]
+pub struct TuiOptions {
+    pub profile: Option<String>,
+    /// What each new pane runs (empty: the profile's command).
+    pub command: Vec<String>,
+}
+
+pub fn run(layout: &Layout, opts: &TuiOptions) -> anyhow::Result<i32> {
+    if !crate::terminal::stdin_is_terminal() {
+        anyhow::bail!(
+            "lazaret tui needs a terminal (stdin is not one); for scripts use `lazaret run` or \
+             `lazaret exec`"
+        );
+    }
+    let settings = Settings::load(&layout.config_dir()).map_err(|e| anyhow::anyhow!(e))?;
+    let plan = Arc::new(SessionPlan::new(
+        layout,
+        &RunOptions {
+            profile: opts.profile.clone(),
+            command: opts.command.clone(),
+        },
+    )?);
+    let (tx, rx) = mpsc::channel();
+    let screen = Screen::enter(tx.clone())?;
+    let mut terminal =
+        Terminal::new(CrosstermBackend::new(std::io::stdout())).context("starting the TUI")?;
+    let input = tx.clone();
+    std::thread::spawn(move || {
+        while let Ok(ev) = crossterm::event::read() {
+            if input.send(AppEvent::Input(ev)).is_err() {
+                break;
+            }
+        }
+    });
+    super::domain_view::spawn_pollers(plan.clone(), tx.clone());
+    let mut app = App::new(plan, settings, tx);
+    let full = terminal.size().context("reading the terminal size")?;
+    draw::layout_panes(&mut app, full.into());
+    app.open_tab();
+    let result = event_loop(&mut app, &mut terminal, &rx);
+    // Closing: every pane's session leaves; the last one waits for the Domain's teardown.
+    app.message("closing the sessions…".into());
+    let _ = render(&mut app, &mut terminal);
+    app.shut_down();
+    drop(terminal);
+    drop(screen);
+    result.map(|_| 0)
+}
+
+fn render(
+    app: &mut App,
+    terminal: &mut Terminal<CrosstermBackend<std::io::Stdout>>,
+) -> anyhow::Result<()> {
+    let full = terminal.size().context("reading the terminal size")?;
+    draw::layout_panes(app, full.into());
+    for p in app.panes.values() {
+        p.take_dirty();
+    }
+    let mut out = std::io::stdout();
+    // One synchronized update per frame: no tearing in terminals that support it.
+    let _ = crossterm::execute!(out, crossterm::terminal::BeginSynchronizedUpdate);
+    let drawn = terminal.draw(|f| draw::draw(f, app));
+    let _ = crossterm::execute!(out, crossterm::terminal::EndSynchronizedUpdate);
+    let _ = out.flush();
+    drawn.context("drawing the TUI")?;
+    Ok(())
+}
+
+fn event_loop(
+    app: &mut App,
+    terminal: &mut Terminal<CrosstermBackend<std::io::Stdout>>,
+    rx: &mpsc::Receiver<AppEvent>,
+) -> anyhow::Result<()> {
+    let mut last = Instant::now() - FRAME;
+    loop {
+        if app.needs_render {
+            // Within FRAME of the last frame: gather more before drawing (a flood of output
+            // costs one frame per FRAME, not one per read).
+            loop {
+                let due = last + FRAME;
+                let now = Instant::now();
+                if now >= due {
+                    break;
+                }
+                match rx.recv_timeout(due - now) {
+                    Ok(ev) => app.handle(ev),
+                    Err(RecvTimeoutError::Timeout) => break,
+                    Err(RecvTimeoutError::Disconnected) => return Ok(()),
+                }
+            }
+            render(app, terminal)?;
+            app.needs_render = false;
+            last = Instant::now();
+        }
+        if app.quit {
+            return Ok(());
+        }
+        match rx.recv() {
+            Ok(ev) => app.handle(ev),
+            Err(_) => return Ok(()),
+        }
+        while let Ok(ev) = rx.try_recv() {
+            app.handle(ev);
+        }
+    }
+}

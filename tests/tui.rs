@@ -1,0 +1,232 @@
+//! `lazaret tui` end to end on the real stack, driven through tmux (issue #7): two panes in one
+//! Domain, commands in both, escalations of one pane approved, edited and denied from the
+//! panel with keys, results in the right pane; hostile output (OSC 52, title, a cursor query)
+//! never reaches the host terminal — checked on tmux and on the bytes the TUI wrote (recorded
+//! with `script`). The terminal is restored and nothing of the Domain is left after quitting.
+
+mod support;
+
+use support::tmux::Tmux;
+use support::{assert_traces_conform, lazaret_bin, Dev};
+
+/// Column where the second of two side-by-side panes starts in a 160-column TUI (the side
+/// panels take 64 columns, the two panes share 96).
+const SECOND_PANE: usize = 48;
+
+/// What a host terminal would have been asked to do by the TUI's output.
+#[derive(Default)]
+struct HostSide {
+    titles: Vec<String>,
+    clipboard: Vec<Vec<u8>>,
+    /// Device status / attribute queries (answered by a terminal into the TUI's input).
+    queries: Vec<String>,
+}
+
+impl vt100::Callbacks for HostSide {
+    fn set_window_title(&mut self, _: &mut vt100::Screen, title: &[u8]) {
+        self.titles
+            .push(String::from_utf8_lossy(title).into_owned());
+    }
+    fn copy_to_clipboard(&mut self, _: &mut vt100::Screen, _ty: &[u8], data: &[u8]) {
+        self.clipboard.push(data.to_vec());
+    }
+    fn unhandled_csi(
+        &mut self,
+        _: &mut vt100::Screen,
+        i1: Option<u8>,
+        _i2: Option<u8>,
+        params: &[&[u16]],
+        c: char,
+    ) {
+        if c == 'n' || c == 'c' {
+            self.queries.push(format!("{i1:?} {params:?} {c}"));
+        }
+    }
+}
+
+/// The lines of `screen` with `needle` right of column `from`.
+fn in_columns(screen: &str, needle: &str, from: usize) -> bool {
+    screen.lines().any(|l| {
+        let chars: Vec<char> = l.chars().collect();
+        chars.len() > from && chars[from..].iter().collect::<String>().contains(needle)
+    })
+}
+
+fn left_of(screen: &str, needle: &str, to: usize) -> bool {
+    screen.lines().any(|l| {
+        let chars: Vec<char> = l.chars().collect();
+        chars[..to.min(chars.len())]
+            .iter()
+            .collect::<String>()
+            .contains(needle)
+    })
+}
+
+#[test]
+fn two_panes_escalations_from_the_panel_and_no_injection() {
+    let dev = Dev::get();
+    let ws = dev.workspace("tui");
+    let dir = ws.path.display().to_string();
+    let tmux = Tmux::start(&dev, "tui", "t", &dir, 160, 45);
+    // tmux keeps what applications copy with OSC 52 as a paste buffer: a leak would show.
+    tmux.ok(&["set-option", "-s", "set-clipboard", "on"]);
+    let typescript = format!("{dir}.typescript");
+    tmux.type_line(
+        "t",
+        &format!(
+            "PS1='host$ '; script -q -f -c '{} tui' {typescript}",
+            lazaret_bin().display()
+        ),
+    );
+    tmux.wait_screen("t", "the first pane's shell", |s| {
+        s.contains("1 · session") && s.contains("/workspace#")
+    });
+    tmux.type_line("t", "echo one-$((1+1))");
+    tmux.wait_screen("t", "pane 1's output", |s| s.contains("one-2"));
+
+    // A second pane beside it, in the same Domain.
+    tmux.key("t", "C-b");
+    tmux.keys("t", "%");
+    tmux.wait_screen("t", "the second pane's session in the Domain panel", |s| {
+        s.contains("2 · session") && s.contains("sessions    2")
+    });
+    tmux.type_line("t", "echo two-$((1+2))");
+    let s = tmux.wait_screen("t", "pane 2's output", |s| s.contains("two-3"));
+    assert!(in_columns(&s, "two-3", SECOND_PANE), "{s}");
+    assert!(!left_of(&s, "two-3", SECOND_PANE), "{s}");
+
+    // Approve from the panel.
+    tmux.type_line(
+        "t",
+        "lazaret-escalate --justification why-this -- pwd; echo rc=$?",
+    );
+    let s = tmux.wait_screen("t", "the pending request", |s| {
+        s.contains("ESCALATION PENDING") && s.contains(r#"cmd  ["pwd"]"#)
+    });
+    assert!(s.contains(r#"why  "why-this""#), "{s}");
+    assert!(s.contains("PENDING pane 2"), "{s}");
+    tmux.key("t", "C-b");
+    tmux.keys("t", "a");
+    tmux.wait_screen("t", "the panel focused", |s| {
+        s.contains("a approve · e edit")
+    });
+    tmux.keys("t", "a");
+    let s = tmux.wait_screen("t", "the approved command's result", |s| s.contains("rc=0"));
+    assert!(in_columns(&s, "rc=0", SECOND_PANE), "{s}");
+    assert!(s.contains(r#"approved pane 2 ["pwd"]"#), "{s}");
+    let host_tail: String = dir
+        .chars()
+        .rev()
+        .take(20)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    assert!(
+        s.contains(&host_tail),
+        "the host path of the workspace: {s}"
+    );
+
+    // Edit, then approve the edited command.
+    tmux.type_line("t", "lazaret-escalate -- echo original; echo rc=$?");
+    tmux.wait_screen("t", "the second request", |s| {
+        s.contains(r#"["echo", "original"]"#) && s.contains("ESCALATION PENDING")
+    });
+    tmux.key("t", "C-b");
+    tmux.keys("t", "a");
+    tmux.wait_screen("t", "the panel focused", |s| {
+        s.contains("a approve · e edit")
+    });
+    tmux.keys("t", "e");
+    tmux.wait_screen("t", "the edit line", |s| s.contains("edit> echo original"));
+    tmux.key("t", "C-u");
+    tmux.keys("t", "echo edited-on-host");
+    tmux.key("t", "Enter");
+    let s = tmux.wait_screen("t", "the edited command's output", |s| {
+        // The edited command's output, alone on a line of pane 2.
+        s.contains("││edited-on-host ")
+    });
+    assert!(s.contains("the developer edited the com"), "{s}");
+    assert!(
+        s.contains(r#"edited   pane 2 ["echo", "edited-on-host"]"#),
+        "{s}"
+    );
+
+    // Deny.
+    tmux.type_line("t", "clear; lazaret-escalate -- echo nope; echo rc=$?");
+    tmux.wait_screen("t", "the third request", |s| {
+        s.contains(r#"["echo", "nope"]"#) && s.contains("ESCALATION PENDING")
+    });
+    tmux.key("t", "C-b");
+    tmux.keys("t", "a");
+    tmux.wait_screen("t", "the panel focused", |s| {
+        s.contains("a approve · e edit")
+    });
+    tmux.keys("t", "d");
+    let s = tmux.wait_screen("t", "the denial", |s| s.contains("rc=240"));
+    assert!(s.contains(r#"denied   pane 2 ["echo", "nope"]"#), "{s}");
+    assert!(!s.contains("\nnope"), "{s}");
+
+    // Hostile output in pane 1: clipboard, title, a cursor-position query.
+    tmux.key("t", "C-b");
+    tmux.key("t", "Left");
+    tmux.type_line(
+        "t",
+        r"printf '\033]52;c;aGVsbG8=\007\033]0;pwned-title\007\033[6n'; echo; echo done-$((3+4))",
+    );
+    tmux.wait_screen("t", "the hostile output's end", |s| {
+        left_of(s, "done-7", SECOND_PANE)
+    });
+    assert_ne!(tmux.format("t", "#{pane_title}"), "pwned-title");
+    let buffers = tmux
+        .cmd()
+        .arg("list-buffers")
+        .output()
+        .expect("list-buffers");
+    assert!(
+        String::from_utf8_lossy(&buffers.stdout).trim().is_empty(),
+        "a clipboard write reached tmux: {}",
+        String::from_utf8_lossy(&buffers.stdout)
+    );
+
+    // Quit: the host shell is back, nothing of the Domain is left.
+    tmux.key("t", "C-b");
+    tmux.keys("t", "q");
+    tmux.wait_screen("t", "the host shell", |s| s.trim_end().ends_with("host$"));
+    let emitted = std::fs::read(&typescript).expect("the recorded TUI output");
+    let _ = std::fs::remove_file(&typescript);
+    for (what, bytes) in [
+        ("OSC 52", &b"\x1b]52"[..]),
+        // (The text `pwned-title` itself is on screen: the shell echoed the command line.)
+        ("a title", b"\x1b]0;"),
+        ("a title", b"\x1b]2;"),
+        ("a cursor query", b"\x1b[6n"),
+    ] {
+        assert!(
+            !emitted.windows(bytes.len()).any(|w| w == bytes),
+            "the TUI wrote {what} to the host terminal"
+        );
+    }
+    // The same bytes through a terminal emulator: no title, clipboard or query got through.
+    let (rows, cols) = (
+        std::num::NonZeroU16::new(45),
+        std::num::NonZeroU16::new(160),
+    );
+    let mut parser = vt100::Parser::new_with_callbacks(
+        rows.expect("rows"),
+        cols.expect("cols"),
+        0,
+        HostSide::default(),
+    );
+    parser.process(&emitted);
+    let seen = parser.callbacks();
+    assert!(
+        seen.titles.iter().all(|t| !t.contains("pwned")),
+        "{:?}",
+        seen.titles
+    );
+    assert!(seen.clipboard.is_empty(), "{:?}", seen.clipboard);
+    assert!(seen.queries.is_empty(), "{:?}", seen.queries);
+    ws.assert_nothing_left();
+    assert_traces_conform(&ws);
+}
