@@ -72,10 +72,20 @@ pub struct SessionPlan {
 
 impl SessionPlan {
     pub fn new(layout: &Layout, opts: &RunOptions) -> anyhow::Result<SessionPlan> {
+        let cwd = std::env::current_dir().context("reading the current directory")?;
+        SessionPlan::in_dir(layout, opts, &cwd)
+    }
+
+    /// As [`Self::new`], for the workspace around `cwd` instead of the current directory.
+    pub fn in_dir(
+        layout: &Layout,
+        opts: &RunOptions,
+        cwd: &std::path::Path,
+    ) -> anyhow::Result<SessionPlan> {
         refuse_root()?;
         let config = crate::config::HostConfig::load(layout)?;
         let profile = config.profile(opts.profile.as_deref())?;
-        let cwd = std::env::current_dir().context("reading the current directory")?;
+        let cwd = cwd.to_path_buf();
         let domain = Domain::resolve(layout, &profile.name, &cwd)?;
         let mut mounted: Vec<&std::path::Path> = vec![&domain.workspace.root];
         mounted.extend(profile.volumes.iter().map(|v| v.host.as_path()));

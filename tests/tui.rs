@@ -189,7 +189,46 @@ fn two_panes_escalations_from_the_panel_and_no_injection() {
         String::from_utf8_lossy(&buffers.stdout)
     );
 
-    // Quit: the host shell is back, nothing of the Domain is left.
+    // The answer to the cursor query went to the pane's own PTY: bash got it as input. Drop it.
+    tmux.key("t", "C-c");
+
+    // A flood of output in pane 1 keeps pane 2 and the keyboard responsive.
+    tmux.type_line("t", "yes lazaret-flood-line | head -n 50000000");
+    tmux.wait_screen("t", "the flood", |s| s.contains("lazaret-flood-line"));
+    tmux.key("t", "C-b");
+    tmux.key("t", "Right");
+    let typed = std::time::Instant::now();
+    tmux.type_line("t", "echo alive-$((5*5))");
+    tmux.wait_screen("t", "pane 2 during the flood", |s| {
+        in_columns(s, "alive-25", SECOND_PANE)
+    });
+    let took = typed.elapsed();
+    assert!(
+        took < std::time::Duration::from_secs(5),
+        "pane 2 answered only after {took:?} while pane 1 flooded"
+    );
+    tmux.key("t", "C-b");
+    tmux.key("t", "Left");
+    tmux.key("t", "C-c");
+
+    // A pane in another workspace: its own Domain, shown in the panels while focused.
+    let other = dev.workspace("tui-other");
+    tmux.key("t", "C-b");
+    tmux.keys("t", "N");
+    tmux.wait_screen("t", "the new-pane prompt", |s| {
+        s.contains("new pane in (DIR [PROFILE])")
+    });
+    tmux.keys("t", &other.path.display().to_string());
+    tmux.key("t", "Enter");
+    let domain_id: String = other.domain.as_str().chars().collect();
+    let s = tmux.wait_screen("t", "the other workspace's pane and Domain", |s| {
+        s.contains("tab 2 (1 pane)")
+            && s.contains(&format!("Domain {domain_id}"))
+            && s.contains("/workspace#")
+    });
+    assert!(s.contains(&other.path.display().to_string()), "{s}");
+
+    // Quit: the host shell is back, nothing of either Domain is left.
     tmux.key("t", "C-b");
     tmux.keys("t", "q");
     tmux.wait_screen("t", "the host shell", |s| s.trim_end().ends_with("host$"));
@@ -228,5 +267,6 @@ fn two_panes_escalations_from_the_panel_and_no_injection() {
     assert!(seen.clipboard.is_empty(), "{:?}", seen.clipboard);
     assert!(seen.queries.is_empty(), "{:?}", seen.queries);
     ws.assert_nothing_left();
+    other.assert_nothing_left();
     assert_traces_conform(&ws);
 }

@@ -6,14 +6,14 @@ use super::escalation_panel::EscalationPanel;
 use super::event::AppEvent;
 use super::event::AppSender;
 use super::input;
-use super::keymap::{Action, PanelAction};
+use super::keymap::Action;
 use super::layout::{Dir, PaneId, Tab, Towards};
 use super::pane::{Pane, PaneStatus};
 use super::settings::Settings;
 use crate::runtime::denial_ledger::DenialEntry;
 use crate::session::SessionPlan;
-use crate::terminal::line_editor::Key;
-use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
+use crate::terminal::line_editor::{self, Key, LineEditor};
+use crossterm::event::{Event, KeyEvent};
 use ratatui::layout::Rect;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
@@ -49,34 +49,18 @@ pub struct App {
     pub domain: DomainView,
     pub messages: VecDeque<String>,
     pub quit: bool,
+    /// The line asking where a new pane should run (`new-pane-elsewhere`).
+    pub asking: Option<LineEditor>,
+    /// For plans of other workspaces and profiles.
+    pub layout: Option<crate::domain::layout::Layout>,
+    /// Which Domain the panels show (the focused pane's).
+    pub shown: Option<super::domain_view::Shown>,
     /// Something to draw (keys sent to a pane change nothing until its echo arrives).
     pub needs_render: bool,
     /// Where panes were last drawn (for mouse hits and focus moves).
     pub pane_rects: Vec<(PaneId, Rect)>,
     pub main_area: Rect,
     pub side_area: Rect,
-}
-
-fn key_of(k: &KeyEvent) -> Key {
-    let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
-    match k.code {
-        KeyCode::Char('c') if ctrl => Key::Interrupt,
-        KeyCode::Char('u') if ctrl => Key::KillToStart,
-        KeyCode::Char('w') if ctrl => Key::KillWord,
-        KeyCode::Char('a') if ctrl => Key::Home,
-        KeyCode::Char('e') if ctrl => Key::End,
-        KeyCode::Char(_) if ctrl => Key::Other,
-        KeyCode::Char(c) => Key::Char(c),
-        KeyCode::Enter => Key::Enter,
-        KeyCode::Backspace => Key::Backspace,
-        KeyCode::Delete => Key::Delete,
-        KeyCode::Left => Key::Left,
-        KeyCode::Right => Key::Right,
-        KeyCode::Home => Key::Home,
-        KeyCode::End => Key::End,
-        KeyCode::Esc => Key::Escape,
-        _ => Key::Other,
-    }
 }
 
 impl App {
@@ -101,6 +85,9 @@ impl App {
             domain: DomainView::default(),
             messages: VecDeque::new(),
             quit: false,
+            asking: None,
+            layout: None,
+            shown: None,
             needs_render: true,
             pane_rects: Vec::new(),
             main_area: Rect::default(),
@@ -118,12 +105,25 @@ impl App {
         self.tabs.get(self.tab).map(|t| t.focus)
     }
 
+    /// The plan new panes of the current tab use: the focused pane's.
+    fn current_plan(&self) -> Arc<SessionPlan> {
+        self.focused()
+            .and_then(|id| self.panes.get(&id))
+            .and_then(|p| p.plan.clone())
+            .unwrap_or_else(|| self.plan.clone())
+    }
+
     fn new_pane(&mut self, size: (u16, u16)) -> PaneId {
+        let plan = self.current_plan();
+        self.new_pane_of(plan, size)
+    }
+
+    fn new_pane_of(&mut self, plan: Arc<SessionPlan>, size: (u16, u16)) -> PaneId {
         let id = self.next_pane;
         self.next_pane += 1;
         let pane = Pane::start(
             id,
-            self.plan.clone(),
+            plan,
             size,
             self.settings.scrollback,
             self.events.clone(),
@@ -147,16 +147,67 @@ impl App {
         }
     }
 
-    /// A first tab with one pane.
+    /// A new tab with one pane (of the focused pane's Domain).
     pub fn open_tab(&mut self) {
+        let plan = self.current_plan();
+        self.open_tab_of(plan);
+    }
+
+    fn open_tab_of(&mut self, plan: Arc<SessionPlan>) {
         let (rows, cols) = (
             self.main_area.height.max(3) - 2,
             self.main_area.width.max(3) - 2,
         );
-        let id = self.new_pane((rows, cols));
+        let id = self.new_pane_of(plan, (rows, cols));
         self.tabs.push(Tab::new(id));
         self.tab = self.tabs.len() - 1;
         self.focus = Focus::Panes;
+    }
+
+    /// `new-pane-elsewhere`: "DIR [PROFILE]" typed in the status line → a new tab there.
+    pub(super) fn open_elsewhere(&mut self, text: &str) {
+        let words = match line_editor::split(text) {
+            Ok(w) if w.len() <= 2 => w,
+            Ok(_) => {
+                return self.message("new pane: give a directory and at most a profile".into())
+            }
+            Err(e) => return self.message(format!("new pane: {e}")),
+        };
+        let home = std::env::var_os("HOME")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_default();
+        let dir = match words[0].strip_prefix("~/") {
+            Some(rest) => home.join(rest),
+            None if words[0] == "~" => home,
+            None => std::path::PathBuf::from(&words[0]),
+        };
+        let dir = if dir.is_absolute() {
+            dir
+        } else {
+            std::env::current_dir().unwrap_or_default().join(dir)
+        };
+        let Some(layout) = self.layout.clone() else {
+            return;
+        };
+        let opts = crate::session::RunOptions {
+            profile: words.get(1).cloned(),
+            command: Vec::new(),
+        };
+        match SessionPlan::in_dir(&layout, &opts, &dir) {
+            Ok(plan) => self.open_tab_of(Arc::new(plan)),
+            Err(e) => self.message(format!("new pane in {}: {e:#}", dir.display())),
+        }
+    }
+
+    /// Points the panels at the focused pane's Domain.
+    pub fn follow_focus(&mut self) {
+        let plan = self.current_plan();
+        if let Some(shown) = &self.shown {
+            let mut slot = shown.lock().unwrap_or_else(|p| p.into_inner());
+            if !Arc::ptr_eq(&slot, &plan) {
+                *slot = plan;
+            }
+        }
     }
 
     fn split(&mut self, dir: Option<Dir>) {
@@ -228,7 +279,7 @@ impl App {
         }
     }
 
-    fn act(&mut self, action: Action) {
+    pub(super) fn act(&mut self, action: Action) {
         let tab_count = self.tabs.len().max(1);
         let main = self.main_area;
         match action {
@@ -236,6 +287,7 @@ impl App {
             Action::SplitRight => self.split(Some(Dir::Right)),
             Action::SplitDown => self.split(Some(Dir::Down)),
             Action::NewTab => self.open_tab(),
+            Action::NewPaneElsewhere => self.asking = Some(LineEditor::new("")),
             Action::NextTab => self.tab = (self.tab + 1) % tab_count,
             Action::PrevTab => self.tab = (self.tab + tab_count - 1) % tab_count,
             Action::FocusLeft | Action::FocusRight | Action::FocusUp | Action::FocusDown => {
@@ -295,138 +347,6 @@ impl App {
     fn show_panel(&mut self, which: Focus) {
         self.panels = true;
         self.focus = which;
-    }
-
-    fn key_to_pane(&mut self, k: &KeyEvent) {
-        let Some(p) = self.focused().and_then(|id| self.panes.get_mut(&id)) else {
-            return;
-        };
-        let was_scrolled = p.scroll > 0;
-        p.scroll = 0;
-        let bytes = input::encode_key(k, &p.emulator().modes());
-        self.needs_render = was_scrolled;
-        if !bytes.is_empty() {
-            p.write(&bytes);
-        }
-    }
-
-    fn panel_key(&mut self, k: &KeyEvent) {
-        match self.focus {
-            Focus::Escalations if self.escalations.editing.is_some() => {
-                self.escalations.edit_key(&key_of(k));
-                self.back_to_panes_when_done();
-            }
-            Focus::Escalations => match self.settings.keymap.in_panel(k) {
-                Some(PanelAction::Approve) => {
-                    self.escalations.approve();
-                    self.back_to_panes_when_done();
-                }
-                Some(PanelAction::Edit) => self.escalations.edit(),
-                Some(PanelAction::Deny) => {
-                    self.escalations.deny();
-                    self.back_to_panes_when_done();
-                }
-                Some(PanelAction::Up) => self.escalations.up(),
-                Some(PanelAction::Down) => self.escalations.down(),
-                Some(PanelAction::Back) => self.focus = Focus::Panes,
-                None => {}
-            },
-            Focus::Denials if self.filtering => match k.code {
-                KeyCode::Enter | KeyCode::Esc => self.filtering = false,
-                KeyCode::Backspace => {
-                    self.denial_filter.pop();
-                }
-                KeyCode::Char(c) if !k.modifiers.contains(KeyModifiers::CONTROL) => {
-                    self.denial_filter.push(c)
-                }
-                _ => {}
-            },
-            Focus::Denials if k.code == KeyCode::Char('/') => self.filtering = true,
-            _ if k.code == KeyCode::Esc => self.focus = Focus::Panes,
-            _ => {}
-        }
-    }
-
-    /// The last pending request was decided: the keyboard goes back to the panes.
-    fn back_to_panes_when_done(&mut self) {
-        if self.escalations.pending.is_empty() {
-            self.focus = Focus::Panes;
-        }
-    }
-
-    fn key(&mut self, k: &KeyEvent) {
-        if !matches!(k.kind, KeyEventKind::Press | KeyEventKind::Repeat) {
-            return;
-        }
-        if self.help {
-            self.help = false;
-            return;
-        }
-        if self.prefix {
-            self.prefix = false;
-            if let Some(action) = self.settings.keymap.after_prefix(k) {
-                self.act(action);
-            }
-            return;
-        }
-        if self.settings.keymap.is_prefix(k) {
-            self.prefix = true;
-            return;
-        }
-        match self.focus {
-            Focus::Panes => self.key_to_pane(k),
-            _ => self.panel_key(k),
-        }
-    }
-
-    fn mouse(&mut self, m: &crossterm::event::MouseEvent) {
-        let at = |r: &Rect| {
-            m.column >= r.x && m.column < r.right() && m.row >= r.y && m.row < r.bottom()
-        };
-        if self.panels && at(&self.side_area) {
-            if matches!(m.kind, MouseEventKind::Down(_)) && self.focus == Focus::Panes {
-                self.focus = Focus::Escalations;
-            }
-            return;
-        }
-        let Some(&(id, rect)) = self.pane_rects.iter().find(|(_, r)| at(r)) else {
-            return;
-        };
-        if matches!(m.kind, MouseEventKind::Down(_)) {
-            if let Some(t) = self.tabs.get_mut(self.tab) {
-                t.focus = id;
-            }
-            self.focus = Focus::Panes;
-        }
-        let Some(p) = self.panes.get_mut(&id) else {
-            return;
-        };
-        let inner = Rect::new(
-            rect.x + 1,
-            rect.y + 1,
-            rect.width.saturating_sub(2),
-            rect.height.saturating_sub(2),
-        );
-        let modes = p.emulator().modes();
-        let (col, row) = (
-            m.column.saturating_sub(inner.x),
-            m.row.saturating_sub(inner.y),
-        );
-        if !at(&inner) {
-            return;
-        }
-        match input::encode_mouse(m, col, row, &modes) {
-            Some(bytes) => p.write(&bytes),
-            None => match m.kind {
-                // The program does not want the wheel: it scrolls the pane's history.
-                MouseEventKind::ScrollUp => {
-                    let max = p.emulator().history_len();
-                    p.scroll = (p.scroll + 3).min(max);
-                }
-                MouseEventKind::ScrollDown => p.scroll = p.scroll.saturating_sub(3),
-                _ => {}
-            },
-        }
     }
 
     /// Applies one event.

@@ -35,14 +35,23 @@ pub struct DomainView {
     pub failures: Vec<String>,
 }
 
-/// Polls the Domain of `plan` until the receiving side is gone: denials every 0.5 s, the rest
-/// every 3 s.
-pub fn spawn_pollers(plan: Arc<SessionPlan>, events: AppSender) {
-    let ledger = denial_ledger::path(&crate::runtime::sidecar::status_dir(&plan.domain));
+/// Which Domain the panels show: the focused pane's (set by the UI, read by the pollers).
+pub type Shown = Arc<std::sync::Mutex<Arc<SessionPlan>>>;
+
+fn shown_now(shown: &Shown) -> Arc<SessionPlan> {
+    shown.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
+/// Polls the Domain named by `shown` until the receiving side is gone: denials every 0.5 s,
+/// the rest every 3 s (at once when `shown` changes).
+pub fn spawn_pollers(shown: Shown, events: AppSender) {
     let denials = events.clone();
+    let for_denials = shown.clone();
     std::thread::spawn(move || {
         let mut last = None;
         loop {
+            let plan = shown_now(&for_denials);
+            let ledger = denial_ledger::path(&crate::runtime::sidecar::status_dir(&plan.domain));
             let text = std::fs::read_to_string(&ledger).unwrap_or_default();
             let entries = denial_ledger::aggregate(&text);
             if last.as_ref() != Some(&entries) {
@@ -55,13 +64,19 @@ pub fn spawn_pollers(plan: Arc<SessionPlan>, events: AppSender) {
         }
     });
     std::thread::spawn(move || loop {
+        let plan = shown_now(&shown);
         if events
             .send(AppEvent::Domain(Box::new(gather(&plan))))
             .is_err()
         {
             return;
         }
-        std::thread::sleep(Duration::from_secs(3));
+        for _ in 0..30 {
+            std::thread::sleep(Duration::from_millis(100));
+            if !Arc::ptr_eq(&plan, &shown_now(&shown)) {
+                break;
+            }
+        }
     });
 }
 

@@ -148,11 +148,16 @@ fn draw_tabs(frame: &mut Frame<'_>, app: &App, area: Rect) {
             theme.style(Role::Pending),
         ));
     }
+    let plan = app
+        .focused()
+        .and_then(|id| app.panes.get(&id))
+        .and_then(|p| p.plan.as_deref())
+        .unwrap_or(&app.plan);
     spans.push(Span::styled(
         format!(
             " {} · {} ",
-            escape::visible(&app.plan.profile.name),
-            escape::visible(&app.plan.domain.workspace.root.display().to_string())
+            escape::visible(&plan.profile.name),
+            escape::visible(&plan.domain.workspace.root.display().to_string())
         ),
         theme.style(Role::Dim),
     ));
@@ -172,6 +177,21 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
             Focus::DomainState => Span::styled(" DOMAIN ", theme.style(Role::Focus)),
         }
     };
+    if let Some(editor) = &app.asking {
+        let line = Line::from(vec![
+            Span::styled(" new pane in (DIR [PROFILE]): ", theme.style(Role::Focus)),
+            Span::styled(escape::visible(&editor.text()), theme.style(Role::Text)),
+            Span::styled(
+                " ",
+                theme
+                    .style(Role::Text)
+                    .add_modifier(ratatui::style::Modifier::REVERSED),
+            ),
+            Span::styled("  enter opens · esc cancels", theme.style(Role::Dim)),
+        ]);
+        frame.render_widget(Paragraph::new(line).style(theme.style(Role::Status)), area);
+        return;
+    }
     let message = app
         .messages
         .front()
@@ -195,7 +215,7 @@ fn draw_help(frame: &mut Frame<'_>, app: &App) {
         .unwrap_or(8)
         + 2;
     let full = frame.area();
-    let w = (key_width as u16 + 44).min(full.width);
+    let w = (key_width as u16 + 64).min(full.width);
     let h = (rows.len() as u16 + 2).min(full.height);
     let area = Rect::new(
         full.x + (full.width - w) / 2,

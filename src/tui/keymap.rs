@@ -52,6 +52,7 @@ actions! {
         SplitRight = "split-right", "%", "Split: new pane on the right";
         SplitDown = "split-down", "\"", "Split: new pane below";
         NewTab = "new-tab", "t", "New tab";
+        NewPaneElsewhere = "new-pane-elsewhere", "N", "New tab with a pane in another workspace and/or profile";
         NextTab = "next-tab", "n", "Next tab";
         PrevTab = "prev-tab", "p", "Previous tab";
         FocusLeft = "focus-left", "left h", "Focus the pane on the left";

@@ -173,16 +173,17 @@ fn help_rows_are_typed_keys_in_a_stable_order() {
     assert_eq!(help[0].0, "ctrl-b c");
     assert_eq!(help[1].0, "ctrl-b %");
     assert_eq!(help[2].0, "ctrl-b \"");
-    assert_eq!(help[6].0, "ctrl-b left, ctrl-b h");
+    assert_eq!(help[4].0, "ctrl-b N");
+    assert_eq!(help[7].0, "ctrl-b left, ctrl-b h");
     assert_eq!(
-        help[21],
+        help[22],
         (
             "ctrl-b ctrl-b".to_owned(),
             Action::SendPrefix.description().to_owned()
         )
     );
-    assert_eq!(help[22].0, "a, y");
-    assert_eq!(help[27].0, "esc");
+    assert_eq!(help[23].0, "a, y");
+    assert_eq!(help[28].0, "esc");
     km.set_prefix(spec("ctrl-a"));
     km.bind(Action::Zoom, vec![]);
     let help = km.help();

@@ -1,6 +1,7 @@
 //! `lazaret tui`: the full-screen control centre (issue #7) — agent terminals as emulated panes,
 //! with side panels for escalation approvals, Domain state and network denials.
 pub mod app;
+mod app_input;
 pub mod domain_view;
 pub mod draw;
 pub mod emulator;

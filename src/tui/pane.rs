@@ -39,6 +39,8 @@ pub struct PaneShared {
 
 pub struct Pane {
     pub id: PaneId,
+    /// The Domain and command the pane's session runs (none for an offline pane).
+    pub plan: Option<Arc<SessionPlan>>,
     pub status: PaneStatus,
     /// Lines scrolled back into the history (0: following the output).
     pub scroll: usize,
@@ -68,6 +70,7 @@ impl Pane {
             size: Mutex::new((rows.max(1), cols.max(1))),
         });
         let for_thread = shared.clone();
+        let pane_plan = plan.clone();
         let thread = std::thread::spawn(move || {
             let started = events.clone();
             let for_run = for_thread.clone();
@@ -96,6 +99,7 @@ impl Pane {
         });
         Pane {
             id,
+            plan: Some(pane_plan),
             status: PaneStatus::Starting,
             scroll: 0,
             shared,
@@ -108,6 +112,7 @@ impl Pane {
     pub fn offline(id: PaneId, (rows, cols): (u16, u16), scrollback: usize) -> Pane {
         Pane {
             id,
+            plan: None,
             status: PaneStatus::Running {
                 session: "0123456789abcdef".into(),
             },

@@ -55,8 +55,11 @@ pub fn run(layout: &Layout, opts: &TuiOptions) -> anyhow::Result<i32> {
             }
         }
     });
-    super::domain_view::spawn_pollers(plan.clone(), tx.clone());
+    let shown: super::domain_view::Shown = Arc::new(std::sync::Mutex::new(plan.clone()));
+    super::domain_view::spawn_pollers(shown.clone(), tx.clone());
     let mut app = App::new(plan, settings, tx);
+    app.layout = Some(layout.clone());
+    app.shown = Some(shown);
     let full = terminal.size().context("reading the terminal size")?;
     draw::layout_panes(&mut app, full.into());
     app.open_tab();
@@ -76,6 +79,7 @@ fn render(
 ) -> anyhow::Result<()> {
     let full = terminal.size().context("reading the terminal size")?;
     draw::layout_panes(app, full.into());
+    app.follow_focus();
     for p in app.panes.values() {
         p.take_dirty();
     }
