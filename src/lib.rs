@@ -14,5 +14,6 @@ pub mod profile;
 pub mod profile_setup;
 pub mod runtime;
 pub mod session;
+pub mod state;
 pub mod terminal;
 pub mod tui;

@@ -24,6 +24,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Run(args) => cli::run::execute(&layout, args),
             Command::Tui(args) => cli::tui::execute(&layout, args),
+            Command::State(args) => cli::state::execute(&layout, args),
             Command::Exec(args) => cli::exec::execute(&layout, args),
             Command::Ps(args) => cli::ps::execute(&layout, args),
             Command::Net(args) => cli::net::execute(&layout, args),

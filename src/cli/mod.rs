@@ -8,6 +8,7 @@ pub mod net;
 pub mod profile;
 pub mod ps;
 pub mod run;
+pub mod state;
 pub mod state_anchor_ns;
 pub mod tui;
 
@@ -33,6 +34,7 @@ pub struct Cli {
 pub enum Command {
     Run(run::RunArgs),
     Tui(tui::TuiArgs),
+    State(state::StateArgs),
     Exec(exec::ExecArgs),
     Ps(ps::PsArgs),
     Net(net::NetArgs),

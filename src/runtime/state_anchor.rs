@@ -9,7 +9,8 @@
 //! the rootless pause process's namespace and vanish when it restarts — and unmounted after
 //! the sandbox and the sidecar at teardown (§3.2 recovery order).
 //!
-//! Host layout: `<Domain Root>/anchors/<name>/{upper,work}` (persistent, host-private) and the
+//! Host layout: `<Domain Root>/anchors/<name>/{anchor.json, gen-<n>/{upper,work}, current}`
+//! (persistent, host-private; generations make `lazaret state reset` crash-consistent) and the
 //! mount point `<runtime dir>/anchors/<name>` (transient). `<name>` is readable and unique:
 //! `usr-local-1a2b3c4d` for `/usr/local`. Nothing of Lazaret's control plane is stored there.
 
@@ -52,11 +53,9 @@ impl StateAnchors {
             .iter()
             .map(|container| {
                 let name = anchor_name(container);
-                let dir = domain.root.join("anchors").join(&name);
                 AnchorMount {
                     container: container.clone(),
-                    upper: dir.join("upper"),
-                    work: dir.join("work"),
+                    dir: domain.root.join("anchors").join(&name),
                     target: mount_root.join(&name),
                 }
             })
@@ -91,19 +90,20 @@ impl StateAnchors {
         }
         ensure_private_dir(&self.mount_root)?;
         for a in &self.anchors {
-            if let Some(dir) = a.upper.parent() {
-                if let Some(anchors) = dir.parent() {
-                    ensure_private_dir(anchors)?;
-                }
-                ensure_private_dir(dir)?;
+            if let Some(anchors) = a.dir.parent() {
+                ensure_private_dir(anchors)?;
             }
-            for d in [&a.upper, &a.work, &a.target] {
-                match std::fs::create_dir(d) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                    Err(e) => {
-                        return Err(e).with_context(|| format!("creating {}", d.display()));
-                    }
+            ensure_private_dir(&a.dir)?;
+            // Which container path the dir persists, for `lazaret state` (names are lossy).
+            let dir = crate::state::generations::AnchorDir::open(&a.dir, false)?;
+            if dir.container()?.is_none() {
+                dir.write_container(&a.container)?;
+            }
+            match std::fs::create_dir(&a.target) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => {
+                    return Err(e).with_context(|| format!("creating {}", a.target.display()));
                 }
             }
         }
@@ -161,6 +161,14 @@ fn lazaret_binary() -> anyhow::Result<PathBuf> {
 
 /// Runs this binary's hidden `__state-anchor` verb inside `podman unshare`.
 fn call(podman: &Podman, step: &str, req: &NsRequest) -> anyhow::Result<NsReport> {
+    let out = call_raw(podman, step, req)?;
+    let report: NsReport = serde_json::from_str(out.trim())
+        .with_context(|| format!("{step}: unexpected answer {out:?}"))?;
+    Ok(report)
+}
+
+/// Runs `req` in the namespace; returns its JSON answer.
+pub fn call_raw(podman: &Podman, step: &str, req: &NsRequest) -> anyhow::Result<String> {
     let exe = lazaret_binary()?;
     let json = serde_json::to_string(req)?;
     let out = podman.run(
@@ -172,9 +180,7 @@ fn call(podman: &Podman, step: &str, req: &NsRequest) -> anyhow::Result<NsReport
             std::ffi::OsStr::new(&json),
         ],
     )?;
-    let report: NsReport = serde_json::from_str(out.trim())
-        .with_context(|| format!("{step}: unexpected answer {out:?}"))?;
-    Ok(report)
+    Ok(out)
 }
 
 #[cfg(test)]

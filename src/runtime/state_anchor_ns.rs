@@ -8,12 +8,12 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 use std::process::Command;
 
-/// One State Anchor: container path, its host dirs and mount point.
+/// One State Anchor: container path, its dir in the Domain Root (generations inside, see
+/// [`crate::state::generations`]) and mount point.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AnchorMount {
     pub container: PathBuf,
-    pub upper: PathBuf,
-    pub work: PathBuf,
+    pub dir: PathBuf,
     pub target: PathBuf,
 }
 
@@ -29,6 +29,17 @@ pub enum NsRequest {
     Unmount {
         targets: Vec<PathBuf>,
         image_id_file: PathBuf,
+    },
+    /// Reset these anchor dirs (a new empty generation each); inside the namespace because
+    /// the old generations hold files of subordinate uids.
+    Reset { dirs: Vec<PathBuf> },
+    /// The overlay changes of these anchors against `image` (None: lower unknown).
+    Inspect {
+        image: Option<String>,
+        anchors: Vec<(PathBuf, PathBuf)>,
+        /// An empty dir: the lower of a path the image does not have.
+        empty_lower: PathBuf,
+        limit: usize,
     },
 }
 
@@ -65,13 +76,25 @@ pub fn main(request: &str) -> anyhow::Result<i32> {
             anchors,
             image_id_file,
             empty_lower,
-        } => mount_all(&image, &anchors, &image_id_file, &empty_lower)?,
+        } => serde_json::to_string(&mount_all(&image, &anchors, &image_id_file, &empty_lower)?)?,
         NsRequest::Unmount {
             targets,
             image_id_file,
-        } => unmount_all(&targets, &image_id_file)?,
+        } => serde_json::to_string(&unmount_all(&targets, &image_id_file)?)?,
+        NsRequest::Reset { dirs } => serde_json::to_string(&crate::state::ns::reset(&dirs)?)?,
+        NsRequest::Inspect {
+            image,
+            anchors,
+            empty_lower,
+            limit,
+        } => serde_json::to_string(&crate::state::ns::inspect(
+            image.as_deref(),
+            &anchors,
+            &empty_lower,
+            limit,
+        )?)?,
     };
-    println!("{}", serde_json::to_string(&report)?);
+    println!("{report}");
     Ok(0)
 }
 
@@ -88,7 +111,7 @@ fn refuse_initial_namespace() -> anyhow::Result<()> {
     Ok(())
 }
 
-fn podman(args: &[&str]) -> anyhow::Result<String> {
+pub fn podman(args: &[&str]) -> anyhow::Result<String> {
     let program = std::env::var("LAZARET_PODMAN").unwrap_or_else(|_| "podman".to_owned());
     let out = Command::new(&program)
         .args(args)
@@ -139,12 +162,17 @@ fn mount_all(
     };
     for a in anchors {
         let lower = lower_dir(&root, &a.container)?.unwrap_or_else(|| empty_lower.to_path_buf());
-        let kept = is_mounted_as(&a.target, &lower, &a.upper)?;
+        // A valid current generation (an interrupted reset is finished or undone here).
+        let dir = crate::state::generations::AnchorDir::open(&a.dir, true)?;
+        dir.recover()
+            .with_context(|| format!("State Anchor {}", a.container.display()))?;
+        let (upper, work) = dir.current_paths()?;
+        let kept = is_mounted_as(&a.target, &lower, &upper)?;
         if !kept {
             detach_all(&a.target)?;
-            inherit_root_attributes(&lower, &a.upper)?;
-            mount_overlay(&lower, a)?;
-            if !is_mounted_as(&a.target, &lower, &a.upper)? {
+            inherit_root_attributes(&lower, &upper)?;
+            mount_overlay(&lower, &upper, &work, a)?;
+            if !is_mounted_as(&a.target, &lower, &upper)? {
                 bail!(
                     "State Anchor {}: the overlay at {} did not verify after mounting",
                     a.container.display(),
@@ -163,7 +191,7 @@ fn mount_all(
 
 /// The image's directory at `container`, refusing symlinks on the way (they would resolve
 /// against the host's file system here); `None` when the image has nothing there.
-fn lower_dir(root: &Path, container: &Path) -> anyhow::Result<Option<PathBuf>> {
+pub fn lower_dir(root: &Path, container: &Path) -> anyhow::Result<Option<PathBuf>> {
     let mut path = root.to_path_buf();
     for c in container.components() {
         let Component::Normal(name) = c else {
@@ -205,12 +233,12 @@ fn inherit_root_attributes(lower: &Path, upper: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn mount_overlay(lower: &Path, a: &AnchorMount) -> anyhow::Result<()> {
+fn mount_overlay(lower: &Path, upper: &Path, work: &Path, a: &AnchorMount) -> anyhow::Result<()> {
     let opts = format!(
         "lowerdir={},upperdir={},workdir={},userxattr",
         lower.display(),
-        a.upper.display(),
-        a.work.display()
+        upper.display(),
+        work.display()
     );
     nix::mount::mount(
         Some("overlay"),

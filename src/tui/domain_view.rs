@@ -113,12 +113,12 @@ pub fn gather(plan: &SessionPlan) -> DomainView {
             .persistent
             .iter()
             .map(|p| {
-                let dir = domain
+                let anchor = domain
                     .root
                     .join("anchors")
-                    .join(crate::runtime::state_anchor::anchor_name(p))
-                    .join("upper");
-                let (bytes, partial) = tree_size(&dir);
+                    .join(crate::runtime::state_anchor::anchor_name(p));
+                // The current generation (`current` is a symlink Lazaret wrote: `gen-<n>`).
+                let (bytes, partial) = tree_size(&anchor.join("current").join("upper"));
                 AnchorSize {
                     path: p.clone(),
                     bytes,

@@ -244,10 +244,16 @@ impl TestWorkspace {
 
     /// `lazaret ARGS` in the workspace as the developer, with this workspace's configuration.
     pub fn lazaret(&self, args: &[&str]) -> Run {
+        self.lazaret_env(&[], args)
+    }
+
+    /// As [`Self::lazaret`], with extra `NAME=value` variables.
+    pub fn lazaret_env(&self, env: &[&str], args: &[&str]) -> Run {
         let out = self
             .dev
             .command("env")
             .args(self.env_args())
+            .args(env)
             .arg(lazaret_bin())
             .args(args)
             .current_dir(&self.path)

@@ -1,0 +1,374 @@
+//! `lazaret state list`: every Domain under the Storage Root with its State Anchors and Ignored
+//! Workspace State, and their disk usage.
+//!
+//! Reads only; never follows a symlink (directories are opened fd-relative with `O_NOFOLLOW`,
+//! entries are `fstatat`ed with `AT_SYMLINK_NOFOLLOW`), so a symlink planted in an upper dir
+//! cannot make Lazaret read host files. Entries it cannot read (subordinate-uid directories
+//! outside the user namespace, too deep trees) make a size `partial`, never an error.
+
+use crate::domain::DomainMetadata;
+use nix::fcntl::{openat, OFlag};
+use nix::sys::stat::{fstatat, FileStat, Mode, SFlag};
+use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+use std::ffi::{OsStr, OsString};
+use std::fs::{File, OpenOptions};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+/// One Domain on disk.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct DomainEntry {
+    /// The Domain Root's directory name (the Domain ID when the Root is sound).
+    pub domain_id: String,
+    /// `"?"` when `domain.json` is missing or unreadable.
+    pub profile: String,
+    /// Empty when `domain.json` is missing or unreadable.
+    pub workspace: PathBuf,
+    pub active: bool,
+    /// What holds it when active, e.g. "lifecycle lock held by pid 123".
+    pub held_by: Option<String>,
+    /// Why the Domain Root's metadata cannot be trusted, if it cannot.
+    pub problem: Option<String>,
+    /// Sorted by container path (unknown ones last), then by directory name.
+    pub anchors: Vec<AnchorEntry>,
+    /// Disk usage of `<Domain Root>/ignored`.
+    pub ignored_state: SizeEntry,
+}
+
+/// One State Anchor directory `<Domain Root>/anchors/<name>`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct AnchorEntry {
+    /// From `anchor.json`; None when it is missing (an anchor that predates it).
+    pub container: Option<PathBuf>,
+    pub name: String,
+    /// The generation `current` points at; None for the old layout (`upper` directly inside).
+    pub generation: Option<u64>,
+    /// Disk usage of the whole anchor directory (every generation, work dirs included).
+    pub size: SizeEntry,
+}
+
+/// Disk usage of a tree.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct SizeEntry {
+    /// Allocated bytes (`st_blocks * 512`), hard links counted once, directories included.
+    pub bytes: u64,
+    /// Entries that are not directories (files, symlinks, whiteouts, …).
+    pub files: u64,
+    /// Some entries could not be read: the real usage is higher.
+    pub partial: bool,
+}
+
+/// Name of the lifecycle lock in a Domain's runtime dir (see `crate::domain::lock`).
+const LOCK_FILE: &str = "lifecycle.lock";
+
+/// Directories deeper than this below a walked root are not entered (the walk holds one
+/// descriptor per level); what they hold makes the result partial.
+pub const MAX_DEPTH: usize = 128;
+
+/// Every Domain under `storage_root/domains`, sorted by workspace, profile, then Domain ID;
+/// Domains whose `domain.json` is missing, unreadable or names another Domain come last,
+/// with profile `"?"` (if unreadable) and `problem` set. `activity` says what holds a sound
+/// Domain; besides, a lifecycle lock held in `runtime_root/<dir name>` always makes a Domain
+/// active (checked through `/proc/locks`, without taking the lock). Non-directories are
+/// skipped.
+pub fn list(
+    storage_root: &Path,
+    runtime_root: &Path,
+    activity: &dyn Fn(&DomainMetadata) -> Option<String>,
+) -> anyhow::Result<Vec<DomainEntry>> {
+    let domains = storage_root.join("domains");
+    let entries = match std::fs::read_dir(&domains) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(anyhow::Error::new(e).context(format!("reading {}", domains.display())))
+        }
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry?;
+        if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let root = entry.path();
+        let (meta, problem) = match read_metadata(&root) {
+            Ok(m) if m.domain_id.as_str() == name => (Some(m), None),
+            Ok(m) => {
+                let p = format!("domain.json names another Domain ({})", m.domain_id);
+                (Some(m), Some(p))
+            }
+            Err(e) => (None, Some(e)),
+        };
+        let held_by = meta
+            .as_ref()
+            .filter(|_| problem.is_none())
+            .and_then(activity)
+            .or_else(|| lock_holder(&runtime_root.join(&name).join(LOCK_FILE)));
+        out.push(DomainEntry {
+            domain_id: name,
+            profile: meta
+                .as_ref()
+                .map_or_else(|| "?".into(), |m| m.profile.clone()),
+            workspace: meta.map(|m| m.workspace).unwrap_or_default(),
+            active: held_by.is_some(),
+            held_by,
+            problem,
+            anchors: anchors(&root.join("anchors")),
+            ignored_state: tree_size(&root.join("ignored")),
+        });
+    }
+    out.sort_by(|a, b| {
+        (a.problem.is_some(), &a.workspace, &a.profile, &a.domain_id).cmp(&(
+            b.problem.is_some(),
+            &b.workspace,
+            &b.profile,
+            &b.domain_id,
+        ))
+    });
+    Ok(out)
+}
+
+fn read_metadata(root: &Path) -> Result<DomainMetadata, String> {
+    let text = std::fs::read_to_string(root.join("domain.json"))
+        .map_err(|e| format!("domain.json cannot be read: {e}"))?;
+    serde_json::from_str(&text).map_err(|e| format!("domain.json is not valid: {e}"))
+}
+
+/// The anchor directories under `anchors_dir` (a Domain Root's `anchors`).
+fn anchors(anchors_dir: &Path) -> Vec<AnchorEntry> {
+    let Ok(entries) = std::fs::read_dir(anchors_dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<AnchorEntry> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| {
+            let dir = e.path();
+            AnchorEntry {
+                container: anchor_container(&dir),
+                name: e.file_name().to_string_lossy().into_owned(),
+                generation: current_upper(&dir).1,
+                size: tree_size(&dir),
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        (a.container.is_none(), &a.container, &a.name).cmp(&(
+            b.container.is_none(),
+            &b.container,
+            &b.name,
+        ))
+    });
+    out
+}
+
+/// The container path recorded in `<anchor dir>/anchor.json` (`{"container": "/usr"}`).
+pub fn anchor_container(anchor_dir: &Path) -> Option<PathBuf> {
+    #[derive(Deserialize)]
+    struct AnchorJson {
+        container: PathBuf,
+    }
+    let text = std::fs::read_to_string(anchor_dir.join("anchor.json")).ok()?;
+    let parsed: AnchorJson = serde_json::from_str(&text).ok()?;
+    parsed.container.is_absolute().then_some(parsed.container)
+}
+
+/// The generation number of a `gen-<n>` name: n positive, decimal, without sign or leading
+/// zeros (as `super::generations` writes it).
+pub fn parse_generation(name: &OsStr) -> Option<u64> {
+    let digits = name.to_str()?.strip_prefix("gen-")?;
+    let n: u64 = digits.parse().ok()?;
+    (n > 0 && n.to_string() == digits).then_some(n)
+}
+
+/// The current upper dir of an anchor and its generation: `<dir>/gen-<n>/upper` when `current`
+/// is a symlink to exactly `gen-<n>` and that is a directory; otherwise the old layout's
+/// `<dir>/upper` (which may not exist) and None.
+pub fn current_upper(anchor_dir: &Path) -> (PathBuf, Option<u64>) {
+    let pointed = std::fs::read_link(anchor_dir.join("current"))
+        .ok()
+        .and_then(|t| {
+            let n = parse_generation(t.as_os_str())?;
+            let gen = anchor_dir.join(&t);
+            std::fs::symlink_metadata(&gen)
+                .is_ok_and(|m| m.is_dir())
+                .then_some((gen.join("upper"), n))
+        });
+    match pointed {
+        Some((upper, n)) => (upper, Some(n)),
+        None => (anchor_dir.join("upper"), None),
+    }
+}
+
+/// Who holds the flock on `lock`, from `/proc/locks`: "lifecycle lock held by pid N".
+/// Side-effect free (the lock is not taken). None when the file or `/proc/locks` is missing.
+pub fn lock_holder(lock: &Path) -> Option<String> {
+    let st = nix::sys::stat::lstat(lock).ok()?;
+    let locks = std::fs::read_to_string("/proc/locks").ok()?;
+    let pid = parse_proc_locks(&locks, st.st_dev, st.st_ino)?;
+    Some(format!("lifecycle lock held by pid {pid}"))
+}
+
+/// The pid holding a lock on inode `ino` of device `dev` in `/proc/locks` text. The device
+/// must match too, except when both are anonymous (major 0: tmpfs, btrfs, overlay report
+/// different numbers to `stat` and to `/proc/locks`). Waiters (`->`) are ignored.
+pub fn parse_proc_locks(text: &str, dev: u64, ino: u64) -> Option<u32> {
+    use nix::sys::stat::{major, minor};
+    text.lines().filter(|l| !l.contains("->")).find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let (pid, id) = (fields.get(4)?, fields.get(5)?);
+        let mut parts = id.split(':');
+        let maj = u64::from_str_radix(parts.next()?, 16).ok()?;
+        let min = u64::from_str_radix(parts.next()?, 16).ok()?;
+        let inode: u64 = parts.next()?.parse().ok()?;
+        let same_dev = (maj, min) == (major(dev), minor(dev)) || (maj == 0 && major(dev) == 0);
+        (inode == ino && same_dev)
+            .then(|| pid.parse().ok())
+            .flatten()
+    })
+}
+
+/// Disk usage of the tree at `dir` (see [`SizeEntry`]); a missing `dir` is empty, a
+/// non-directory counts as one file. Never follows a symlink.
+pub fn tree_size(dir: &Path) -> SizeEntry {
+    let mut size = SizeEntry::default();
+    let root = match nix::sys::stat::lstat(dir) {
+        Ok(st) => st,
+        Err(nix::errno::Errno::ENOENT) => return size,
+        Err(_) => {
+            size.partial = true;
+            return size;
+        }
+    };
+    size.bytes = allocated(&root);
+    if !is_dir(&root) {
+        size.files = 1;
+        return size;
+    }
+    let mut seen = HashSet::new();
+    size.partial = walk(dir, (), &mut |e, _| {
+        let linked = !is_dir(e.stat) && e.stat.st_nlink > 1;
+        if !linked || seen.insert((e.stat.st_dev, e.stat.st_ino)) {
+            size.bytes = size.bytes.saturating_add(allocated(e.stat));
+        }
+        if is_dir(e.stat) {
+            return Some(());
+        }
+        size.files += 1;
+        None
+    });
+    size
+}
+
+fn allocated(st: &FileStat) -> u64 {
+    u64::try_from(st.st_blocks).unwrap_or(0).saturating_mul(512)
+}
+
+/// Whether `st` is a directory.
+pub(super) fn is_dir(st: &FileStat) -> bool {
+    SFlag::from_bits_truncate(st.st_mode & SFlag::S_IFMT.bits()) == SFlag::S_IFDIR
+}
+
+/// An entry met by [`walk`].
+pub(super) struct Entry<'a> {
+    /// Its path relative to the walked root.
+    pub rel: &'a Path,
+    pub name: &'a OsStr,
+    /// `fstatat(parent, name, AT_SYMLINK_NOFOLLOW)`.
+    pub stat: &'a FileStat,
+    /// The open directory holding it.
+    pub parent: BorrowedFd<'a>,
+}
+
+struct Frame<T> {
+    dir: File,
+    /// Remaining names, in reverse name order (popped from the end).
+    names: Vec<OsString>,
+    rel: PathBuf,
+    ctx: T,
+}
+
+/// Walks the tree below the directory `root` depth-first in name order, never following a
+/// symlink. `visit` gets each entry and its directory's context, and returns the context to
+/// descend into a directory with (None: do not descend; ignored for non-directories).
+/// Returns whether some entries could not be read (then they are left out).
+pub(super) fn walk<T>(
+    root: &Path,
+    root_ctx: T,
+    visit: &mut dyn FnMut(&Entry, &T) -> Option<T>,
+) -> bool {
+    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    let opened = OpenOptions::new().read(true).custom_flags(flags).open(root);
+    let Some(first) = opened.ok().and_then(|d| frame(d, PathBuf::new(), root_ctx)) else {
+        return true;
+    };
+    let mut partial = false;
+    let mut stack = vec![first];
+    loop {
+        let depth = stack.len();
+        let Some(top) = stack.last_mut() else {
+            break;
+        };
+        let Some(name) = top.names.pop() else {
+            stack.pop();
+            continue;
+        };
+        let stat = match fstatat(
+            top.dir.as_fd(),
+            name.as_os_str(),
+            nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+        ) {
+            Ok(st) => st,
+            Err(nix::errno::Errno::ENOENT) => continue, // removed while we walk
+            Err(_) => {
+                partial = true;
+                continue;
+            }
+        };
+        let rel = top.rel.join(&name);
+        let entry = Entry {
+            rel: &rel,
+            name: &name,
+            stat: &stat,
+            parent: top.dir.as_fd(),
+        };
+        let Some(ctx) = visit(&entry, &top.ctx).filter(|_| is_dir(&stat)) else {
+            continue;
+        };
+        if depth >= MAX_DEPTH {
+            partial = true;
+            continue;
+        }
+        let oflag = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+        let child = openat(top.dir.as_fd(), name.as_os_str(), oflag, Mode::empty());
+        match child.ok().and_then(|fd| frame(File::from(fd), rel, ctx)) {
+            Some(f) => stack.push(f),
+            None => partial = true,
+        }
+    }
+    partial
+}
+
+/// A frame for the open directory `dir`, its names read through `/proc/self/fd` (the open
+/// directory itself, not a path lookup). None when it cannot be read.
+fn frame<T>(dir: File, rel: PathBuf, ctx: T) -> Option<Frame<T>> {
+    let listing = std::fs::read_dir(format!("/proc/self/fd/{}", dir.as_raw_fd())).ok()?;
+    let mut names = listing
+        .map(|e| e.map(|e| e.file_name()))
+        .collect::<std::io::Result<Vec<_>>>()
+        .ok()?;
+    names.sort_unstable_by(|a, b| b.cmp(a));
+    Some(Frame {
+        dir,
+        names,
+        rel,
+        ctx,
+    })
+}
+
+#[cfg(test)]
+#[path = "listing_tests.rs"]
+mod tests;

@@ -1,0 +1,232 @@
+//! `lazaret state list | inspect | verify | reset` on the real stack (issue #8; FR-11, DX-6,
+//! SR-14, OR-5): what a session installed and deleted is listed without contents, reset is
+//! refused while a session runs (naming it), touches only the selected anchor, never follows a
+//! symlink planted in the upper dir, and is crash-consistent: killed before each of its steps,
+//! 50 times, the next launch finds the prior generation or a new empty one.
+
+mod support;
+
+use serde_json::Value;
+use std::collections::BTreeSet;
+use support::{finish, Dev, TestWorkspace, HOLD};
+
+fn json(run: &support::Run) -> Value {
+    assert_eq!(run.code, Some(0), "{run:?}");
+    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout))
+}
+
+fn keys(v: &Value) -> BTreeSet<String> {
+    v.as_object()
+        .map(|o| o.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+fn set(items: &[&str]) -> BTreeSet<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+/// The current upper dir of the anchor of `container`.
+fn upper(ws: &TestWorkspace, container: &str) -> std::path::PathBuf {
+    let name = lazaret::runtime::state_anchor::anchor_name(std::path::Path::new(container));
+    ws.domain_root()
+        .join("anchors")
+        .join(name)
+        .join("current/upper")
+}
+
+#[test]
+fn list_inspect_refuse_while_active_then_reset_one_anchor() {
+    let dev = Dev::get();
+    let ws = dev.workspace("state");
+    ws.host_sh("echo keep > workspace-file");
+    let r = ws.run(&[
+        "sh",
+        "-c",
+        "printf 'secret-content-xyz' > /usr/local/bin/mytool && chmod 755 /usr/local/bin/mytool \
+         && rm /etc/issue.net && echo v > /opt/marker",
+    ]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+
+    // list: the Domain, inactive, with its anchors and sizes.
+    let v = json(&ws.lazaret(&["state", "list", "--json"]));
+    assert_eq!(v["version"], 1);
+    let d = v["domains"]
+        .as_array()
+        .and_then(|a| a.iter().find(|d| d["domain_id"] == ws.domain.as_str()))
+        .unwrap_or_else(|| panic!("the Domain is not listed: {v}"));
+    assert_eq!(
+        keys(d),
+        set(&[
+            "domain_id",
+            "profile",
+            "workspace",
+            "active",
+            "held_by",
+            "problem",
+            "anchors",
+            "ignored_state"
+        ])
+    );
+    assert_eq!(d["active"], false);
+    let containers: Vec<&str> = d["anchors"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|x| x["container"].as_str()).collect())
+        .unwrap_or_default();
+    assert!(
+        containers.contains(&"/usr") && containers.contains(&"/opt"),
+        "{d}"
+    );
+
+    // inspect: the tool added, the base file deleted; no contents.
+    let v = json(&ws.lazaret(&["state", "inspect", "--json"]));
+    assert_eq!(keys(&v), set(&["version", "domain", "anchors"]));
+    let all: Vec<&Value> = v["anchors"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .flat_map(|x| x["changes"].as_array().into_iter().flatten())
+                .collect()
+        })
+        .unwrap_or_default();
+    let find = |path: &str| all.iter().find(|c| c["path"] == path).copied();
+    let tool = find("/usr/local/bin/mytool").unwrap_or_else(|| panic!("no mytool in {v}"));
+    assert_eq!(tool["change"], "added");
+    assert_eq!(tool["kind"], "file");
+    assert_eq!(tool["size"], 18);
+    assert_eq!(tool["mode"], "0755");
+    let issue = find("/etc/issue.net").unwrap_or_else(|| panic!("no issue.net in {v}"));
+    assert_eq!(issue["change"], "deleted");
+    let human = ws.lazaret(&["state", "inspect"]);
+    assert_eq!(human.code, Some(0), "{human:?}");
+    assert!(human.stdout.contains("/usr/local/bin/mytool"), "{human:?}");
+    assert!(human.stdout.contains("/etc/issue.net"), "{human:?}");
+    assert!(
+        !human.stdout.contains("secret-content-xyz")
+            && !v.to_string().contains("secret-content-xyz")
+    );
+
+    // A session runs: reset and verify are refused, naming what holds the Domain.
+    let holder = ws.spawn(&["sh", "-c", HOLD]);
+    support::wait_for(std::time::Duration::from_secs(60), || {
+        let l = ws.lazaret(&["state", "list", "--json"]);
+        let v: Value = serde_json::from_str(&l.stdout).ok()?;
+        let held = v["domains"]
+            .as_array()?
+            .iter()
+            .find(|d| d["domain_id"] == ws.domain.as_str())?["held_by"]
+            .as_str()?
+            .to_owned();
+        held.contains("1 Client Session").then_some(())
+    })
+    .expect("the Domain never showed as held by its session");
+    let refused = ws.lazaret(&["state", "reset", "--all", "--yes"]);
+    assert_ne!(refused.code, Some(0), "{refused:?}");
+    assert!(
+        refused.stderr.contains("Session Coordinator (pid"),
+        "{refused:?}"
+    );
+    assert!(refused.stderr.contains("Client Session"), "{refused:?}");
+    let refused = ws.lazaret(&["state", "verify"]);
+    assert_ne!(refused.code, Some(0), "{refused:?}");
+    ws.release();
+    assert_eq!(finish(holder).code, Some(0));
+
+    // Stopped: verify passes; reset /opt only.
+    let ok = json(&ws.lazaret(&["state", "verify", "--json"]));
+    assert_eq!(ok["ok"], true, "{ok}");
+    let done = json(&ws.lazaret(&["state", "reset", "--path", "/opt", "--yes", "--json"]));
+    assert_eq!(
+        keys(&done),
+        set(&["version", "domain", "reset", "generation"])
+    );
+    assert_eq!(done["reset"], serde_json::json!(["/opt"]));
+    let r = ws.run(&[
+        "sh",
+        "-c",
+        "test -e /opt/marker && echo marker-left; cat /usr/local/bin/mytool; test -e /etc/issue.net || echo issue-still-deleted",
+    ]);
+    assert_eq!(r.stdout, "secret-content-xyzissue-still-deleted\n", "{r:?}");
+    assert_eq!(ws.host_sh("cat workspace-file"), "keep\n");
+    ws.assert_nothing_left();
+}
+
+#[test]
+fn a_symlink_planted_in_the_upper_dir_is_not_followed_by_reset() {
+    let dev = Dev::get();
+    let ws = dev.workspace("state-link");
+    let canary_dir = format!("{}.canary", ws.path.display());
+    dev.sh(&format!(
+        "mkdir -p '{canary_dir}/tree' && echo precious > '{canary_dir}/file' && echo deep > '{canary_dir}/tree/inner'"
+    ));
+    let r = ws.run(&[
+        "sh",
+        "-c",
+        &format!("ln -s '{canary_dir}/file' /opt/file-link && ln -s '{canary_dir}/tree' /opt/dir-link && mkdir -p /opt/ro && chmod 500 /opt/ro"),
+    ]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let up = upper(&ws, "/opt");
+    assert!(dev
+        .sh(&format!("test -L '{}/dir-link'", up.display()))
+        .status
+        .success());
+    let done = ws.lazaret(&["state", "reset", "--all", "--yes"]);
+    assert_eq!(done.code, Some(0), "{done:?}");
+    let left = dev.sh(&format!(
+        "cat '{canary_dir}/file' '{canary_dir}/tree/inner'"
+    ));
+    assert_eq!(String::from_utf8_lossy(&left.stdout), "precious\ndeep\n");
+    let r = ws.run(&["sh", "-c", "ls -A /opt | wc -l"]);
+    assert_eq!(r.stdout.trim(), "0", "{r:?}");
+    dev.sh(&format!("rm -rf '{canary_dir}'"));
+    ws.assert_nothing_left();
+}
+
+#[test]
+fn a_reset_killed_before_each_step_leaves_the_prior_or_a_new_empty_generation() {
+    let dev = Dev::get();
+    let ws = dev.workspace("state-fault");
+    let r = ws.run(&["true"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let steps = ["create-tmp", "rename-tmp", "link-tmp", "commit", "collect"];
+    let mut outcomes = Vec::new();
+    for trial in 0..50 {
+        let step = steps[trial % steps.len()];
+        // The prior generation holds a marker (written straight into the current upper dir).
+        let up = upper(&ws, "/opt");
+        let put = dev.sh(&format!("echo v{trial} > '{}/marker'", up.display()));
+        assert!(
+            put.status.success(),
+            "{}",
+            String::from_utf8_lossy(&put.stderr)
+        );
+        let killed = ws.lazaret_env(
+            &[&format!("LAZARET_TEST_KILL_AT={step}")],
+            &["state", "reset", "--path", "/opt", "--yes"],
+        );
+        assert_ne!(
+            killed.code,
+            Some(0),
+            "trial {trial}: the reset was not killed at {step}: {killed:?}"
+        );
+        // The next launch recovers and works; /opt is exactly the prior or empty.
+        let r = ws.run(&[
+            "sh",
+            "-c",
+            "ls -A /opt; cat /opt/marker 2>/dev/null || true",
+        ]);
+        assert_eq!(r.code, Some(0), "trial {trial} ({step}): {r:?}");
+        let seen = match r.stdout.as_str() {
+            "" => "empty",
+            s if s == format!("marker\nv{trial}\n") => "prior",
+            other => panic!("trial {trial} ({step}): neither prior nor empty: {other:?}"),
+        };
+        // Killed before the commit: the prior generation; at or after it: the new one.
+        let expected = if step == "collect" { "empty" } else { "prior" };
+        assert_eq!(seen, expected, "trial {trial}: killed before {step}");
+        outcomes.push(seen);
+    }
+    let v = json(&ws.lazaret(&["state", "verify", "--json"]));
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(outcomes.len(), 50);
+    ws.assert_nothing_left();
+}
