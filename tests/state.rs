@@ -1,8 +1,9 @@
 //! `lazaret state list | inspect | verify | reset` on the real stack (issue #8; FR-11, DX-6,
 //! SR-14, OR-5): what a session installed and deleted is listed without contents, reset is
 //! refused while a session runs (naming it), touches only the selected anchor, never follows a
-//! symlink planted in the upper dir, and is crash-consistent: killed before each of its steps,
-//! 50 times, the next launch finds the prior generation or a new empty one.
+//! symlink planted in the upper dir, removes files of subordinate uids, and is crash-consistent:
+//! killed before each of its steps, 50 times, the next launch finds the prior generation or a
+//! new empty one.
 
 mod support;
 
@@ -161,7 +162,11 @@ fn a_symlink_planted_in_the_upper_dir_is_not_followed_by_reset() {
     let r = ws.run(&[
         "sh",
         "-c",
-        &format!("ln -s '{canary_dir}/file' /opt/file-link && ln -s '{canary_dir}/tree' /opt/dir-link && mkdir -p /opt/ro && chmod 500 /opt/ro"),
+        &format!(
+            "ln -s '{canary_dir}/file' /opt/file-link && ln -s '{canary_dir}/tree' /opt/dir-link \
+             && mkdir -p /opt/ro && touch /opt/ro/f && chmod 500 /opt/ro \
+             && touch /opt/other-uid && chown 1234:1234 /opt/other-uid"
+        ),
     ]);
     assert_eq!(r.code, Some(0), "{r:?}");
     let up = upper(&ws, "/opt");
