@@ -7,6 +7,7 @@ pub mod gate;
 pub mod line_editor;
 pub mod passthrough;
 pub mod prompt;
+pub mod pty;
 pub mod raw_mode;
 pub mod signals;
 

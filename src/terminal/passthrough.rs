@@ -6,7 +6,7 @@ use super::gate::TerminalGate;
 use super::raw_mode::RawModeGuard;
 use super::signals::SignalForwarder;
 use anyhow::Context;
-use portable_pty::{native_pty_system, CommandBuilder, PtySize};
+use portable_pty::PtySize;
 use std::io::{Read, Write};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
@@ -38,29 +38,13 @@ pub fn run_in_pty(
     cancel: &Cancel,
     gate: Arc<TerminalGate>,
 ) -> anyhow::Result<i32> {
-    let pty = native_pty_system();
-    let pair = pty
-        .openpty(host_size())
-        .map_err(|e| anyhow::anyhow!("opening a PTY: {e}"))?;
-    let mut cmd = CommandBuilder::new(program);
-    cmd.args(args);
-    if let Ok(dir) = std::env::current_dir() {
-        cmd.cwd(dir);
-    }
-    let mut child = pair
-        .slave
-        .spawn_command(cmd)
-        .map_err(|e| anyhow::anyhow!("running {program} under a PTY: {e}"))?;
-    drop(pair.slave);
-    let mut reader = pair
-        .master
-        .try_clone_reader()
-        .map_err(|e| anyhow::anyhow!("reading the PTY: {e}"))?;
-    let mut writer = pair
-        .master
-        .take_writer()
-        .map_err(|e| anyhow::anyhow!("writing the PTY: {e}"))?;
-    let master = Arc::new(Mutex::new(pair.master));
+    let super::pty::PtyChild {
+        mut child,
+        mut reader,
+        mut writer,
+        master,
+    } = super::pty::spawn(program, args, host_size())?;
+    let master = Arc::new(Mutex::new(master));
 
     let mut cancel_killer = child.clone_killer();
     cancel.arm(Box::new(move || {

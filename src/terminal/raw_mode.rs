@@ -32,11 +32,15 @@ pub fn restore() {
 
 fn install_panic_hook() {
     static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            restore();
-            previous(info);
-        }));
-    });
+    ONCE.call_once(|| chain_panic_hook(restore));
+}
+
+/// Puts `restore` in front of the current panic hook, so that a panic message lands on a
+/// usable terminal (the caller makes sure this happens once).
+pub fn chain_panic_hook(restore: fn()) {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore();
+        previous(info);
+    }));
 }

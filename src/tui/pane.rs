@@ -10,7 +10,7 @@ use super::prompter::PanelPrompter;
 use crate::session::{Attach, SessionPlan};
 use crate::terminal::cancel::Cancel;
 use anyhow::Context;
-use portable_pty::{native_pty_system, CommandBuilder, MasterPty, PtySize};
+use portable_pty::{MasterPty, PtySize};
 use std::io::{Read, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -61,14 +61,7 @@ impl Pane {
         scrollback: usize,
         events: AppSender,
     ) -> Pane {
-        let shared = Arc::new(PaneShared {
-            emulator: Mutex::new(new_emulator(rows.max(1), cols.max(1), scrollback)),
-            writer: Mutex::new(None),
-            master: Mutex::new(None),
-            cancel: Mutex::new(None),
-            dirty: AtomicBool::new(false),
-            size: Mutex::new((rows.max(1), cols.max(1))),
-        });
+        let shared = Arc::new(PaneShared::new((rows, cols), scrollback));
         let for_thread = shared.clone();
         let pane_plan = plan.clone();
         let thread = std::thread::spawn(move || {
@@ -117,14 +110,7 @@ impl Pane {
                 session: "0123456789abcdef".into(),
             },
             scroll: 0,
-            shared: Arc::new(PaneShared {
-                emulator: Mutex::new(new_emulator(rows.max(1), cols.max(1), scrollback)),
-                writer: Mutex::new(None),
-                master: Mutex::new(None),
-                cancel: Mutex::new(None),
-                dirty: AtomicBool::new(false),
-                size: Mutex::new((rows.max(1), cols.max(1))),
-            }),
+            shared: Arc::new(PaneShared::new((rows, cols), scrollback)),
             thread: None,
         }
     }
@@ -187,6 +173,17 @@ impl Pane {
 }
 
 impl PaneShared {
+    fn new((rows, cols): (u16, u16), scrollback: usize) -> PaneShared {
+        PaneShared {
+            emulator: Mutex::new(new_emulator(rows.max(1), cols.max(1), scrollback)),
+            writer: Mutex::new(None),
+            master: Mutex::new(None),
+            cancel: Mutex::new(None),
+            dirty: AtomicBool::new(false),
+            size: Mutex::new((rows.max(1), cols.max(1))),
+        }
+    }
+
     /// The program died: its modes (mouse, bracketed paste, application cursor) no longer
     /// apply to input, and nothing can be written to it.
     fn reset_after_exit(&self) {
@@ -207,31 +204,14 @@ fn run_pty(
     events: &AppSender,
 ) -> anyhow::Result<i32> {
     let (rows, cols) = *lock(&shared.size);
-    let pair = native_pty_system()
-        .openpty(PtySize {
-            rows,
-            cols,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .map_err(|e| anyhow::anyhow!("opening a PTY: {e}"))?;
-    let mut cmd = CommandBuilder::new(program);
-    cmd.args(args);
-    let mut child = pair
-        .slave
-        .spawn_command(cmd)
-        .map_err(|e| anyhow::anyhow!("running {program} under a PTY: {e}"))?;
-    drop(pair.slave);
-    let mut reader = pair
-        .master
-        .try_clone_reader()
-        .map_err(|e| anyhow::anyhow!("reading the PTY: {e}"))?;
-    let writer = pair
-        .master
-        .take_writer()
-        .map_err(|e| anyhow::anyhow!("writing the PTY: {e}"))?;
+    let crate::terminal::pty::PtyChild {
+        mut child,
+        mut reader,
+        writer,
+        master,
+    } = crate::terminal::pty::spawn(program, args, crate::terminal::pty::size(rows, cols))?;
     *lock(&shared.writer) = Some(writer);
-    *lock(&shared.master) = Some(pair.master);
+    *lock(&shared.master) = Some(master);
     let mut killer = child.clone_killer();
     cancel.arm(Box::new(move || {
         let _ = killer.kill();

@@ -78,13 +78,7 @@ pub fn restore() {
 
 fn install_panic_hook() {
     static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            restore();
-            previous(info);
-        }));
-    });
+    ONCE.call_once(|| crate::terminal::raw_mode::chain_panic_hook(restore));
 }
 
 /// Points fd 2 at a pipe whose lines become [`AppEvent::Message`]s; returns the old stderr.

@@ -17,20 +17,7 @@ impl<'a> Tmux<'a> {
             dev,
             socket: format!("lazaret-test-{tag}-{}", std::process::id()),
         };
-        tmux.ok(&[
-            "new-session",
-            "-d",
-            "-x",
-            &cols.to_string(),
-            "-y",
-            &rows.to_string(),
-            "-s",
-            name,
-            "-c",
-            dir,
-            "bash --norc --noprofile",
-        ]);
-        tmux.ok(&["set-option", "-t", name, "remain-on-exit", "on"]);
+        tmux.add(name, dir, cols, rows);
         tmux
     }
 
