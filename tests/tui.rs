@@ -62,6 +62,21 @@ fn left_of(screen: &str, needle: &str, to: usize) -> bool {
     })
 }
 
+/// Types `command` in the focused pane, waits until its request `argv` (as the panel shows
+/// it) is pending, and opens the escalations panel.
+fn request_and_open_panel(tmux: &Tmux<'_>, command: &str, argv: &str) -> String {
+    tmux.type_line("t", command);
+    let s = tmux.wait_screen("t", "the pending request", |s| {
+        s.contains(argv) && s.contains("ESCALATION PENDING")
+    });
+    tmux.key("t", "C-b");
+    tmux.keys("t", "a");
+    tmux.wait_screen("t", "the panel focused", |s| {
+        s.contains("a approve · e edit")
+    });
+    s
+}
+
 #[test]
 fn two_panes_escalations_from_the_panel_and_no_injection() {
     let dev = Dev::get();
@@ -96,20 +111,13 @@ fn two_panes_escalations_from_the_panel_and_no_injection() {
     assert!(!left_of(&s, "two-3", SECOND_PANE), "{s}");
 
     // Approve from the panel.
-    tmux.type_line(
-        "t",
+    let s = request_and_open_panel(
+        &tmux,
         "lazaret-escalate --justification why-this -- pwd; echo rc=$?",
+        r#"cmd  ["pwd"]"#,
     );
-    let s = tmux.wait_screen("t", "the pending request", |s| {
-        s.contains("ESCALATION PENDING") && s.contains(r#"cmd  ["pwd"]"#)
-    });
     assert!(s.contains(r#"why  "why-this""#), "{s}");
     assert!(s.contains("PENDING pane 2"), "{s}");
-    tmux.key("t", "C-b");
-    tmux.keys("t", "a");
-    tmux.wait_screen("t", "the panel focused", |s| {
-        s.contains("a approve · e edit")
-    });
     tmux.keys("t", "a");
     let s = tmux.wait_screen("t", "the approved command's result", |s| s.contains("rc=0"));
     assert!(in_columns(&s, "rc=0", SECOND_PANE), "{s}");
@@ -128,15 +136,11 @@ fn two_panes_escalations_from_the_panel_and_no_injection() {
     );
 
     // Edit, then approve the edited command.
-    tmux.type_line("t", "lazaret-escalate -- echo original; echo rc=$?");
-    tmux.wait_screen("t", "the second request", |s| {
-        s.contains(r#"["echo", "original"]"#) && s.contains("ESCALATION PENDING")
-    });
-    tmux.key("t", "C-b");
-    tmux.keys("t", "a");
-    tmux.wait_screen("t", "the panel focused", |s| {
-        s.contains("a approve · e edit")
-    });
+    request_and_open_panel(
+        &tmux,
+        "lazaret-escalate -- echo original; echo rc=$?",
+        r#"["echo", "original"]"#,
+    );
     tmux.keys("t", "e");
     tmux.wait_screen("t", "the edit line", |s| s.contains("edit> echo original"));
     tmux.key("t", "C-u");
@@ -153,15 +157,11 @@ fn two_panes_escalations_from_the_panel_and_no_injection() {
     );
 
     // Deny.
-    tmux.type_line("t", "clear; lazaret-escalate -- echo nope; echo rc=$?");
-    tmux.wait_screen("t", "the third request", |s| {
-        s.contains(r#"["echo", "nope"]"#) && s.contains("ESCALATION PENDING")
-    });
-    tmux.key("t", "C-b");
-    tmux.keys("t", "a");
-    tmux.wait_screen("t", "the panel focused", |s| {
-        s.contains("a approve · e edit")
-    });
+    request_and_open_panel(
+        &tmux,
+        "clear; lazaret-escalate -- echo nope; echo rc=$?",
+        r#"["echo", "nope"]"#,
+    );
     tmux.keys("t", "d");
     let s = tmux.wait_screen("t", "the denial", |s| s.contains("rc=240"));
     assert!(s.contains(r#"denied   pane 2 ["echo", "nope"]"#), "{s}");

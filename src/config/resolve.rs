@@ -26,7 +26,7 @@ pub fn resolve(
     host: &HostPaths,
     base: &[AgentProfile],
 ) -> Result<Resolved, ConfigError> {
-    let raw = file::parse(&src.text).map_err(|e| parse_error(src, &e))?;
+    let raw = file::parse(&src.text).map_err(|e| toml_error(src, &e, "docs/config.md"))?;
     let mut r = Resolver {
         src,
         host,
@@ -100,8 +100,9 @@ fn known_names(base: &[AgentProfile], defined: &BTreeSet<String>) -> String {
         .join(", ")
 }
 
-/// A toml syntax or shape error (unknown key, wrong type, missing key) at its line.
-fn parse_error(src: &Source, e: &toml::de::Error) -> ConfigError {
+/// A toml syntax or shape error (unknown key, wrong type, missing key) at its line, with what
+/// to do and `doc`, the file that documents the format. Shared by every TOML file Lazaret reads.
+pub(crate) fn toml_error(src: &Source, e: &toml::de::Error, doc: &str) -> ConfigError {
     let message = e
         .message()
         .trim_end()
@@ -109,13 +110,13 @@ fn parse_error(src: &Source, e: &toml::de::Error) -> ConfigError {
         .collect::<Vec<_>>()
         .join(": ");
     let hint = if message.starts_with("unknown field") {
-        "; check the spelling (docs/config.md lists every key; `lazaret config --help` has an example)"
+        format!("; check the spelling ({doc} lists every key)")
     } else if message.starts_with("missing field") {
-        "; add it (see docs/config.md)"
+        format!("; add it (see {doc})")
     } else if message.starts_with("invalid type") {
-        "; docs/config.md gives the type of every key"
+        format!("; {doc} gives the type of every key")
     } else {
-        "; fix the TOML (see docs/config.md for the format)"
+        format!("; fix the TOML (see {doc} for the format)")
     };
     let diag = match e.span() {
         Some(span) => src.diag(&span, format!("{message}{hint}")),

@@ -316,26 +316,9 @@ fn in_file_order<V>(m: &BTreeMap<Spanned<String>, V>) -> Vec<(&Spanned<String>, 
     v
 }
 
-/// A toml syntax or shape error (unknown key, wrong type) at its line, with what to do.
+/// A toml syntax or shape error at its line, with what to do.
 pub(crate) fn toml_error(src: &Source, e: &toml::de::Error) -> ConfigError {
-    let message = e
-        .message()
-        .trim_end()
-        .lines()
-        .collect::<Vec<_>>()
-        .join(": ");
-    let hint = if message.starts_with("unknown field") {
-        "; check the spelling (docs/tui-config.md lists every key)"
-    } else if message.starts_with("invalid type") {
-        "; docs/tui-config.md gives the type of every key"
-    } else {
-        "; fix the TOML (see docs/tui-config.md for the format)"
-    };
-    let diag = match e.span() {
-        Some(span) => src.diag(&span, format!("{message}{hint}")),
-        None => src.file_diag(format!("{message}{hint}")),
-    };
-    diag.into()
+    crate::config::resolve::toml_error(src, e, "docs/tui-config.md")
 }
 
 /// `path` with `$HOME` written as `~`, for messages.
