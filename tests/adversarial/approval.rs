@@ -1,0 +1,4 @@
+//! Adversarial scenarios: approval (see main.rs).
+
+#[allow(unused_imports)]
+use crate::support;

@@ -1,0 +1,28 @@
+//! Hostile-sandbox scenarios (issue #13, spec SR-3, SR-4, SR-7, SR-8, SR-14, DX-4): everything
+//! the Agent Sandbox can write is attacker-controlled input for every host-side reader —
+//! Lazaret itself, the host commands it runs for escalations, and the developer's own tools
+//! after the session. Each test is one attack, written in its doc comment as the agent inside
+//! would try it, run on the real stack (rootless podman + runsc + sidecar + git), and asserts
+//! the outcome the host must see. `journal/` lists the scenarios with their results.
+//!
+//! One module per attacked surface:
+//! - `git_sentry`: git control files planted through the shared workspace (commondir, gitdir
+//!   pointers, config.worktree, alternates, nested repositories) and what host git does next;
+//! - `escalated_git`: host commands run for escalations (filters, drivers, `env git`,
+//!   `/usr/bin/git`, nested repositories, a working directory swapped for a symlink);
+//! - `mailbox`: the Escalation Mailbox as a dumping ground (junk, floods, forged results,
+//!   replays) and what the sandbox learns of the host (Domain ID guesses);
+//! - `approval`: the approval surfaces (`lazaret run` prompt, TUI panel, passthrough) against
+//!   spoofed cards, terminal-generated input and clipboard/notification writes;
+//! - `isolation`, `network`, `state`: the rest of the checklist in the security test design.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod approval;
+mod escalated_git;
+mod git_sentry;
+mod isolation;
+mod mailbox;
+mod network;
+mod state;
