@@ -6,6 +6,7 @@
 //! A missing prerequisite fails the test with the setup command to run; nothing is skipped.
 #![allow(dead_code)]
 
+pub mod anchors;
 pub mod netns;
 pub mod tmux;
 
