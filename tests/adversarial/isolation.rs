@@ -66,7 +66,8 @@ fn host_pid() -> String {
     pid.to_string()
 }
 
-/// Attack: search the whole file tree, by name and by content, for canaries planted where the
+/// Attack: search the file tree — by name everywhere but `/proc`, `/sys`, `/dev`; by content in
+/// every writable or host-fed tree (all but the image's `/usr`) — for canaries planted where the
 /// developer's secrets and Lazaret's control files live — `~/.ssh`, `~/.aws`, `~/.gnupg`, the
 /// host configuration (`config.toml` of this workspace's profile, a comment holding the tag),
 /// the Domain's storage, the socket dir `$XDG_RUNTIME_DIR/lazaret` and the running Domain's own
@@ -811,4 +812,47 @@ fn sandbox_namespaces_are_not_the_hosts_and_its_network_is_the_sidecars() {
         "the sandbox sees {visible} processes: {stdout}"
     );
     ws.assert_nothing_left();
+}
+
+/// Attack: from inside, break the Sentry (gVisor's kernel, the sandbox's host process) — then
+/// whatever namespaces that host process shares with the host are the agent's next view:
+/// host PIDs to signal or trace, the host's cgroup tree. SR-12 says the Agent Sandbox joins no
+/// host PID or cgroup namespace. Expected (checked from the host on the runsc sandbox process):
+/// its PID and cgroup namespaces differ from the host's.
+///
+/// Measured on podman 4.3.1 + runsc 20240729 rootless (`--ignore-cgroups`): both are the
+/// host's, so this scenario fails until the sandbox is started in its own PID and cgroup
+/// namespaces (reported to the lead; inside, gVisor's own PID namespace and cgroupfs hide the
+/// host — see `host_processes_are_invisible_and_cannot_be_signalled`).
+#[test]
+fn the_sandbox_host_process_joins_no_host_pid_or_cgroup_namespace() {
+    let dev = Dev::get();
+    let ws = dev.workspace("pidns");
+    let child = ws.spawn(&["sh", "-c", HOLD]);
+    let name = format!("lazaret-{}-sandbox", ws.domain);
+    let pid = wait_for(Duration::from_secs(60), || {
+        let out = dev
+            .command("podman")
+            .args(["inspect", "--format", "{{.State.Pid}}", &name])
+            .stdin(Stdio::null())
+            .output()
+            .ok()?;
+        let pid: u64 = String::from_utf8_lossy(&out.stdout).trim().parse().ok()?;
+        (pid > 0).then_some(pid)
+    })
+    .expect("the sandbox runs");
+    let me = u64::from(std::process::id());
+    let shared: Vec<&str> = ["pid", "cgroup"]
+        .into_iter()
+        .filter(|kind| ns(pid, kind) == ns(me, kind))
+        .collect();
+    ws.release();
+    let r = finish(child);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    ws.assert_nothing_left();
+    assert_eq!(
+        shared,
+        Vec::<&str>::new(),
+        "the runsc sandbox process (pid {pid}) shares these namespaces with the host (SR-12)"
+    );
 }
