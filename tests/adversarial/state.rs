@@ -544,3 +544,89 @@ fn symlinked_ignored_workspace_paths_are_left_alone_by_the_next_launch() {
     assert_eq!(canary.snapshot(), before, "the canary changed");
     ws.assert_nothing_left();
 }
+
+/// Attack: race the host's walk (Rust CVE-2022-21658 style). While a session runs, the agent
+/// swaps a directory for a symlink to the developer's secrets in a tight loop — in Ignored
+/// Workspace State (`node_modules/d`) and in the `/opt` anchor (`/opt/d`) — while the developer
+/// runs `lazaret state list` (which works on a live Domain) and `state inspect`, hoping one walk
+/// checks `d` as a directory and then descends through the symlink into 300 canary files.
+/// Expected: the swap loop ran; no listing ever counts the canary's files or names one of them;
+/// the canary is unchanged.
+#[test]
+fn swapping_a_directory_for_a_symlink_during_state_listing_leads_nowhere() {
+    let dev = Dev::get();
+    let ws = dev.workspace("state-race");
+    ws.host_sh(
+        "printf 'node_modules/\\n' > .gitignore && git add .gitignore && \
+         git -c user.name=t -c user.email=t@l commit -qm ignore && mkdir node_modules",
+    );
+    let canary = Canary::plant(&dev, "race");
+    let fill = dev.sh(&format!(
+        "cd '{}/keys' && for i in $(seq 1 300); do echo x > lztc-$i; done",
+        canary.dir
+    ));
+    assert!(fill.status.success());
+    let before = canary.snapshot();
+    let keys = format!("{}/keys", canary.dir);
+    let script = format!(
+        r#"import os, threading
+stop = "/workspace/.go"
+def race(top, counts):
+    os.chdir(top)
+    os.makedirs("d", exist_ok=True)
+    for i in range(5):
+        open("d/f%d" % i, "w").close()
+    n = 0
+    while not os.path.exists(stop):
+        os.rename("d", "d.old"); os.symlink("{keys}", "d"); os.unlink("d"); os.rename("d.old", "d")
+        n += 1
+    counts.append(n)
+counts = []
+threads = [threading.Thread(target=race, args=(t, counts)) for t in ("/workspace/node_modules", "/opt")]
+for t in threads:
+    t.start()
+open("/workspace/.racing", "w").close()
+for t in threads:
+    t.join()
+print("swaps=%d" % min(counts))
+"#
+    );
+    let path = ws.path.join("race.py");
+    std::fs::write(&path, script).expect("writing the script");
+    let _ = nix::unistd::chown(&path, Some(nix::unistd::Uid::from_raw(dev.uid)), None);
+    let child = ws.spawn(&["python3", "/workspace/race.py"]);
+    crate::support::wait_for(std::time::Duration::from_secs(60), || {
+        ws.path.join(".racing").exists().then_some(())
+    })
+    .expect("the race starts");
+    let mut inspected = Vec::new();
+    for _ in 0..15 {
+        let d = listed(&ws);
+        let ignored = d["ignored_state"]["files"].as_u64().unwrap_or(u64::MAX);
+        assert!(ignored < 100, "the walk went through the link: {d}");
+        for a in d["anchors"].as_array().into_iter().flatten() {
+            let files = a["size"]["files"].as_u64().unwrap_or(u64::MAX);
+            assert!(files < 100, "the walk went through the link: {a}");
+        }
+        let inspect = timed(&ws, &["state", "inspect", "--json"]);
+        assert!(
+            !inspect.stdout.contains("lztc-"),
+            "inspect listed the canary: {}",
+            inspect.stdout
+        );
+        inspected.push(inspect.code);
+    }
+    ws.release();
+    let r = crate::support::finish(child);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let swaps: u64 = r
+        .stdout
+        .trim()
+        .strip_prefix("swaps=")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(swaps > 10, "the swap loop hardly ran: {r:?}");
+    assert_eq!(canary.snapshot(), before, "the canary changed");
+    eprintln!("swaps per tree: {swaps}; inspect exit codes while active: {inspected:?}");
+    ws.assert_nothing_left();
+}
