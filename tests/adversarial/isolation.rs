@@ -160,6 +160,65 @@ fn mountinfo_names_no_host_source_path() {
     ws.assert_nothing_left();
 }
 
+/// Attack: look through every descriptor of every process inside (`/proc/*/fd`, PID 1's
+/// included) for one leaked from the host — a directory of the host to `openat` from (runc
+/// CVE-2024-21626), a host socket, a host file. gVisor shows descriptors donated by the host as
+/// `host:[N]`: those must be stdio — the session's pipes (FIFOs), and PID 1's stdin, the
+/// container's `/dev/null` (reads as empty at once) — nothing else.
+/// Expected: only pipes (gVisor's or donated stdio FIFOs), `/dev/null` and `/proc` entries.
+#[test]
+fn no_process_inside_holds_a_host_descriptor() {
+    let dev = Dev::get();
+    let ws = dev.workspace("fds");
+    let r = ws.run_in(
+        "",
+        &[
+            "sh",
+            "-c",
+            "sleep 30 & for p in /proc/[0-9]*; do for f in $p/fd/*; do \
+             echo \"${p#/proc/} ${f##*/} $(stat -L -c %F:%t:%T $f 2>/dev/null | tr ' ' _) $(readlink $f)\"; done; done; kill $!; \
+             echo \"stdin1 $(timeout 5 head -c 1 /proc/1/fd/0 2>&1 | wc -c) $?\"",
+        ],
+        Some(""),
+    );
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let mut pids = std::collections::BTreeSet::new();
+    let mut donated = 0;
+    let (listing, stdin1) = r.stdout.rsplit_once("stdin1 ").unwrap_or((&r.stdout, ""));
+    // PID 1's stdin, a host character device gVisor shows as 0:0, reads as empty at once.
+    assert_eq!(stdin1, "0 0\n", "{r:?}");
+    for line in listing.lines() {
+        let fields: Vec<&str> = line.splitn(4, ' ').collect();
+        let [pid, fd, kind, target] = fields[..] else {
+            panic!("unexpected line {line:?} in {}", r.stdout);
+        };
+        pids.insert(pid.to_owned());
+        if target.starts_with("host:[") {
+            donated += 1;
+        }
+        let ok = match target {
+            // Stdio: the session's pipes; PID 1's stdin is a host character device (podman
+            // gives a container without `-i` the host's /dev/null; gVisor shows it as 0:0).
+            t if t.starts_with("host:[") => {
+                ["0", "1", "2"].contains(&fd)
+                    && (kind.starts_with("fifo:")
+                        || (pid == "1" && fd == "0" && kind.starts_with("character_special_file:")))
+            }
+            t if t.starts_with("pipe:[") => kind.starts_with("fifo:"),
+            "/dev/null" => true,
+            t => t.starts_with("/proc/"),
+        };
+        assert!(
+            ok,
+            "process {pid} holds fd {fd}: {kind} {target}\n{}",
+            r.stdout
+        );
+    }
+    assert!(pids.contains("1") && pids.len() >= 2, "{r:?}");
+    assert!(donated >= 3, "no donated stdio seen: {r:?}");
+    ws.assert_nothing_left();
+}
+
 /// Attack: read the environment of every process inside, PID 1's included
 /// (`/proc/*/environ`), for the host agent socket, cloud keys and tokens the developer had in
 /// the shell that started `lazaret run`. Expected: none of them, nor the host's runtime dir or
