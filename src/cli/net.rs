@@ -5,6 +5,7 @@ use crate::domain::layout::Layout;
 use crate::domain::Domain;
 use crate::runtime::denial_ledger::{self, DenialEntry};
 use crate::runtime::sidecar::status_dir;
+use crate::terminal::escape;
 use clap::{Args, Subcommand};
 use std::io::Write;
 use std::time::Duration;
@@ -110,11 +111,11 @@ fn row(e: &DenialEntry) -> String {
         utc(e.last_seen),
         e.protocol,
         match &e.name {
-            Some(name) => name.clone(),
-            None => format!("{}:{}", e.address, e.port),
+            Some(name) => escape::visible(name),
+            None => escape::visible(&format!("{}:{}", e.address, e.port)),
         },
         e.count,
-        e.rule
+        escape::visible(&e.rule)
     )
 }
 
@@ -147,5 +148,23 @@ mod tests {
         assert_eq!(super::utc(0), "1970-01-01 00:00:00");
         assert_eq!(super::utc(1_795_000_000), "2026-11-18 11:06:40");
         assert_eq!(super::utc(951_782_400), "2000-02-29 00:00:00");
+    }
+
+    /// A refused name is chosen by the sandbox: control bytes in it reach the terminal escaped,
+    /// whatever the sidecar already did (defence in depth, DX-4).
+    #[test]
+    fn rows_escape_names_and_rules() {
+        let e = crate::runtime::denial_ledger::DenialEntry {
+            first_seen: 0,
+            last_seen: 0,
+            protocol: "dns".into(),
+            address: std::net::Ipv4Addr::UNSPECIFIED,
+            port: 53,
+            rule: "deny\x1b]52;c;eA==\x07".into(),
+            count: 1,
+            name: Some("evil\x1b]0;owned\x07.example".into()),
+        };
+        let row = super::row(&e);
+        assert!(!row.contains('\x1b') && !row.contains('\x07'), "{row:?}");
     }
 }
