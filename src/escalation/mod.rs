@@ -7,6 +7,7 @@ pub mod approval;
 pub mod assess;
 pub mod executable;
 pub mod git_env;
+pub mod gitlinks;
 pub mod host_exec;
 pub mod mailbox;
 pub mod repository;

@@ -21,6 +21,9 @@ pub struct Protected {
     dotgit: (u64, u64),
     /// `<git_dir>/commondir` existed then (a linked layout; the Git Sentry binds it read-only).
     had_commondir: bool,
+    /// The submodule Git directories under `<git_dir>/modules` then (canonical): the Git Sentry
+    /// made their configs read-only. One made later is the sandbox's.
+    pub modules: Vec<PathBuf>,
 }
 
 /// Why the workspace has no protected repository, for the developer.
@@ -53,12 +56,41 @@ pub fn discover(workspace: &Path) -> Result<Protected, String> {
     };
     let git_dir = std::fs::canonicalize(&git_dir)
         .map_err(|e| not_protected(workspace, &format!("{}: {e}", git_dir.display())))?;
+    let mut modules = Vec::new();
+    collect_modules(&git_dir.join("modules"), &mut modules, &mut 0);
     Ok(Protected {
+        modules,
         had_commondir: std::fs::symlink_metadata(git_dir.join("commondir")).is_ok(),
         git_dir,
         work_tree: workspace.to_path_buf(),
         dotgit: (meta.dev(), meta.ino()),
     })
+}
+
+/// Module Git directories (directories holding `HEAD`) under `dir`, at most 1024 looked at.
+fn collect_modules(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut usize) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        *seen += 1;
+        if *seen > 1024 {
+            return;
+        }
+        if !e.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let path = e.path();
+        if std::fs::symlink_metadata(path.join("HEAD")).is_ok() {
+            if let Ok(c) = std::fs::canonicalize(&path) {
+                out.push(c);
+            }
+            collect_modules(&path.join("modules"), out, seen);
+        } else {
+            // A name with slashes: `modules/libs/x`.
+            collect_modules(&path, out, seen);
+        }
+    }
 }
 
 /// The Git directory a `gitdir:` file names (relative to the workspace when relative).
@@ -131,6 +163,22 @@ mod tests {
         assert!(p.still_protected().is_err_and(|e| e.contains("replaced")));
         std::os::unix::fs::symlink("/", none.join(".git"))?;
         assert!(discover(&none).is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn module_git_directories_present_at_the_start_are_remembered() -> anyhow::Result<()> {
+        let t = tempfile::tempdir()?;
+        let ws = std::fs::canonicalize(t.path())?;
+        let m = ws.join(".git/modules");
+        for d in ["a", "a/modules/b", "libs/x"] {
+            std::fs::create_dir_all(m.join(d).join("objects/00"))?;
+            std::fs::write(m.join(d).join("HEAD"), "ref: refs/heads/main\n")?;
+        }
+        let p = discover(&ws).map_err(anyhow::Error::msg)?;
+        let mut got = p.modules.clone();
+        got.sort();
+        assert_eq!(got, [m.join("a"), m.join("a/modules/b"), m.join("libs/x")]);
         Ok(())
     }
 }

@@ -242,7 +242,9 @@ impl Service {
                         } else {
                             assessed.exe
                         };
-                        match admission::git_may_run(&exe, &argv, &assessed.place) {
+                        let may = admission::git_may_run(&exe, &argv, &assessed.place)
+                            .and_then(|()| submodules_safe(&exe, protected));
+                        match may {
                             Err(why) => refused(&why),
                             Ok(()) => self.execute(
                                 model, keys, id, &exe, argv, edited, &workdir, protected, deadline,
@@ -274,11 +276,7 @@ impl Service {
         let left = deadline
             .saturating_duration_since(Instant::now())
             .max(Duration::from_secs(1));
-        let pinned = protected
-            .as_ref()
-            .ok()
-            .map(|p| (p.git_dir.as_path(), p.work_tree.as_path()));
-        let env = git_env::environment(std::env::vars_os(), pinned);
+        let env = host_env(protected);
         let run = match exe {
             Err(why) => host_exec::HostRun {
                 ended: Ended::Failed(format!("cannot run {}: {why}", argv[0])),
@@ -323,5 +321,27 @@ impl Service {
             res.ran_argv = Some(argv);
         }
         res
+    }
+}
+
+/// The environment of host commands (see `git_env`), pinned to `protected`.
+fn host_env(
+    protected: &Result<Protected, String>,
+) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    let pinned = protected
+        .as_ref()
+        .ok()
+        .map(|p| (p.git_dir.as_path(), p.work_tree.as_path()));
+    git_env::environment(std::env::vars_os(), pinned)
+}
+
+/// Git may run only when no submodule it could enter uses a Git directory of the sandbox's.
+fn submodules_safe(
+    exe: &Result<super::executable::Executable, String>,
+    protected: &Result<Protected, String>,
+) -> Result<(), String> {
+    match (exe, protected) {
+        (Ok(e), Ok(p)) if e.is_git => super::gitlinks::check(p, &e.path, &host_env(protected)),
+        _ => Ok(()),
     }
 }

@@ -291,7 +291,8 @@ fn git_in_a_workspace_that_is_not_a_protected_repository_is_denied() {
 /// on the host). Inside, the agent moves its Git directory to `/workspace/.evil`, points
 /// `sub/.git` at it (`gitdir: ../.evil`), plants a clean filter in that config and makes a
 /// file stat-dirty; then asks for `git status` at the workspace root. Host git would enter
-/// the submodule to check whether it is dirty and run the filter there.
+/// the submodule to check whether it is dirty and run the filter there: git is denied, since
+/// the gitlink's Git directory is not one the Git Sentry protects.
 #[test]
 fn a_submodule_pointer_rewritten_to_a_sandbox_made_git_dir_is_not_entered() {
     let dev = Dev::get();
@@ -307,7 +308,39 @@ fn a_submodule_pointer_rewritten_to_a_sandbox_made_git_dir_is_not_entered() {
     ) + &escalate("git status");
     let r = ws.run(&["sh", "-c", &script]);
     assert_no_canary(&canary, &r);
-    assert!(r.stdout.contains("rc=0"), "git status ran: {r:?}");
+    assert!(r.stdout.contains("rc=240"), "{r:?}");
+    assert!(r.stderr.contains("submodule at \"sub\""), "{r:?}");
+    ws.assert_nothing_left();
+}
+
+/// A real submodule (its Git directory in `.git/modules/sub`, protected by the Git Sentry):
+/// `git status` at the root is allowed. Then the agent rewrites `sub/.git` to a Git directory
+/// it made (with a clean filter) and writes `.gitmodules` with `ignore = none`, which overrides
+/// `diff.ignoreSubmodules=all` for that submodule, and asks again.
+#[test]
+fn gitmodules_ignore_none_with_a_rewritten_submodule_pointer_is_denied() {
+    let dev = Dev::get();
+    let (ws, canary) = setup(&dev, "eg-gitmod", &[&["git", "status"]]);
+    ws.host_sh(&format!(
+        "set -e; mkdir up; cd up; git init -q; echo a > f.txt; {GIT} add f.txt; {GIT} commit -qm s; \
+         cd ..; {GIT} -c protocol.file.allow=always submodule add -q ./up sub; {GIT} commit -qm sub"
+    ));
+    let script = format!("cd /workspace; {}; ", escalate("git status"))
+        + &format!(
+            "set -e; C='{canary}'; cp -r .git/modules/sub .evil; git config --file .evil/config --unset core.worktree; \
+             echo 'gitdir: ../.evil' > sub/.git; echo '* filter=evil' > sub/.gitattributes; \
+             git --git-dir=.evil config filter.evil.clean \"touch $C; cat\"; \
+             printf '[submodule \"sub\"]\\n\\tpath = sub\\n\\turl = ./up\\n\\tignore = none\\n' > .gitmodules; \
+             touch -m -d @1000000000 sub/f.txt; "
+        )
+        + &escalate("git status");
+    let r = ws.run(&["sh", "-c", &script]);
+    assert_no_canary(&canary, &r);
+    assert!(
+        r.stdout.contains("rc=0") && r.stdout.contains("rc=240"),
+        "the protected submodule is fine, the rewritten one is not: {r:?}"
+    );
+    assert!(r.stderr.contains("submodule at \"sub\""), "{r:?}");
     ws.assert_nothing_left();
 }
 
