@@ -6,7 +6,7 @@
 //!   directory in a repository the sandbox may have made, or in a workspace without a protected
 //!   repository, it is **denied** — whoever approved it, since its configuration is the
 //!   sandbox's. So are git's own `--git-dir` / `--work-tree` options, which choose another
-//!   repository.
+//!   repository, and `--exec-path=DIR`, which chooses where git finds its commands.
 //! - Any other program from such a place, a program inside the workspace, or one that does not
 //!   resolve, is **never auto-approved**: the developer is asked, with the reason as a warning
 //!   on the prompt (a `deny` rule still denies).
@@ -83,7 +83,8 @@ pub fn git_may_run(
     }
     if let Some(opt) = repository_option(argv) {
         return Err(format!(
-            "git's {opt} option chooses another repository than the workspace's protected one"
+            "git's {opt} option chooses another repository or program directory than the \
+             workspace's protected repository and the host's git"
         ));
     }
     Ok(())
@@ -96,6 +97,8 @@ fn repository_option(argv: &[String]) -> Option<&str> {
         let name = a.split('=').next().unwrap_or(a);
         match name {
             "--git-dir" | "--work-tree" => return Some(name),
+            // Where git finds its non-builtin commands (a directory the sandbox could fill).
+            "--exec-path" if a.contains('=') => return Some(name),
             // Global options that take the next argument as their value.
             "-C" | "-c" | "--namespace" | "--config-env" | "--super-prefix" | "--list-cmds"
             | "--attr-source"
@@ -154,6 +157,7 @@ mod tests {
             &["git", "--git-dir", "x/.git", "status"],
             &["git", "-C", "x", "--work-tree", "x", "status"],
             &["git", "-c", "a.b=c", "--git-dir=y", "log"],
+            &["git", "--exec-path=/workspace/bin", "evil"],
         ] {
             assert!(
                 matches!(

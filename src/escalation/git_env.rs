@@ -154,6 +154,7 @@ mod tests {
                 .env("HOME", "/nonexistent")
                 .current_dir("/")
                 .output();
+            assert!(out.is_ok(), "git must be installed on the host: {out:?}");
             let Ok(out) = out else { return };
             assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), *v, "{k}");
         }

@@ -406,16 +406,7 @@ fn a_working_directory_swapped_for_a_symlink_while_the_prompt_waits_does_not_mov
         .unwrap_or_else(|| PathBuf::from("/nonexistent"));
     ws.host_sh(&format!("mkdir -p d '{}'", target.display()));
     let tmux = Tmux::start(&dev, "egswap", "t", &ws.path.display().to_string(), 160, 50);
-    let env = ws.env_args().join(" ");
-    tmux.type_line(
-        "t",
-        &format!(
-            "PS1='host$ '; env {env} {} run --profile eg",
-            lazaret_bin().display()
-        ),
-    );
-    tmux.type_line("t", "PS1='sandbox# '");
-    tmux.wait_screen("t", "the sandbox prompt", |s| s.contains("sandbox# "));
+    start_session(&tmux, &ws);
     tmux.type_line(
         "t",
         "cd /workspace/d && lazaret-escalate -- sh -c 'pwd -P; touch marker'; echo rc=$?",
@@ -428,7 +419,9 @@ fn a_working_directory_swapped_for_a_symlink_while_the_prompt_waits_does_not_mov
     ws.host_sh(&format!("mv d d.orig && ln -s '{}' d", target.display()));
     std::thread::sleep(Duration::from_millis(600));
     tmux.keys("t", "a");
-    let s = tmux.wait_screen("t", "the command's end", |s| s.contains("rc="));
+    let s = tmux.wait_screen("t", "the command's end", |s| {
+        s.lines().any(|l| l.starts_with("rc="))
+    });
     assert!(
         !target.join("marker").exists(),
         "the command ran in the symlink's target: {s}"
@@ -439,6 +432,57 @@ fn a_working_directory_swapped_for_a_symlink_while_the_prompt_waits_does_not_mov
         "the command did not run in the original directory: {s}"
     );
     assert!(s.contains(&format!("{}\n", orig.display())), "{s}");
+    tmux.type_line("t", "exit");
+    tmux.wait_screen("t", "the host shell", |s| s.trim_end().ends_with("host$"));
+    ws.assert_nothing_left();
+}
+
+/// An interactive `lazaret run --profile eg` in tmux target `t`, at the sandbox's shell prompt.
+fn start_session(tmux: &Tmux<'_>, ws: &TestWorkspace) {
+    let env = ws.env_args().join(" ");
+    tmux.type_line(
+        "t",
+        &format!(
+            "PS1='host$ '; env {env} {} run --profile eg",
+            lazaret_bin().display()
+        ),
+    );
+    tmux.type_line("t", "PS1='sandbox# '");
+    tmux.wait_screen("t", "the sandbox prompt", |s| s.contains("sandbox# "));
+}
+
+/// In an interactive session whose rules approve exactly `env git status`, the agent asks for
+/// it from the nested repository /workspace/x (with a clean filter planted): it is not
+/// auto-approved; the developer's prompt carries a warning naming the repository; denying it
+/// runs nothing.
+#[test]
+fn a_command_from_a_nested_repository_is_asked_with_a_warning() {
+    let dev = Dev::get();
+    let (ws, canary) = setup(&dev, "eg-warn", &[&["env", "git", "status"]]);
+    let tmux = Tmux::start(&dev, "egwarn", "t", &ws.path.display().to_string(), 200, 50);
+    start_session(&tmux, &ws);
+    let plant = nested_repo(
+        &canary,
+        "echo '* filter=evil' > .gitattributes; git config filter.evil.clean \"touch $C; cat\"",
+    );
+    tmux.type_line(
+        "t",
+        &format!(
+            "( {plant} ) && cd /workspace/x && {}",
+            escalate("env git status")
+        ),
+    );
+    let s = tmux.wait_screen("t", "the prompt", |s| {
+        s.contains("the sandbox asks to run a command on the host")
+    });
+    assert!(
+        s.contains("warning") && s.contains("the working directory lies in \"x\""),
+        "{s}"
+    );
+    std::thread::sleep(Duration::from_millis(600));
+    tmux.keys("t", "d");
+    let s = tmux.wait_screen("t", "the denial", |s| s.contains("rc=240"));
+    assert!(!std::path::Path::new(&canary).exists(), "{s}");
     tmux.type_line("t", "exit");
     tmux.wait_screen("t", "the host shell", |s| s.trim_end().ends_with("host$"));
     ws.assert_nothing_left();
