@@ -58,6 +58,14 @@ pub fn discover(workspace: &Path) -> Result<Protected, String> {
         .map_err(|e| not_protected(workspace, &format!("{}: {e}", git_dir.display())))?;
     let mut modules = Vec::new();
     collect_modules(&git_dir.join("modules"), &mut modules, &mut 0);
+    // A linked worktree's submodules live in the common directory.
+    if let Some(common) = std::fs::read_to_string(git_dir.join("commondir"))
+        .ok()
+        .and_then(|c| std::fs::canonicalize(git_dir.join(c.trim())).ok())
+        .filter(|c| *c != git_dir)
+    {
+        collect_modules(&common.join("modules"), &mut modules, &mut 0);
+    }
     Ok(Protected {
         modules,
         had_commondir: std::fs::symlink_metadata(git_dir.join("commondir")).is_ok(),
@@ -179,6 +187,17 @@ mod tests {
         let mut got = p.modules.clone();
         got.sort();
         assert_eq!(got, [m.join("a"), m.join("a/modules/b"), m.join("libs/x")]);
+        // A linked worktree: its common directory's modules.
+        let wt = ws.join("wt");
+        std::fs::create_dir_all(ws.join(".git/worktrees/wt"))?;
+        std::fs::write(ws.join(".git/worktrees/wt/commondir"), "../..\n")?;
+        std::fs::create_dir_all(&wt)?;
+        std::fs::write(
+            wt.join(".git"),
+            format!("gitdir: {}\n", ws.join(".git/worktrees/wt").display()),
+        )?;
+        let l = discover(&wt).map_err(anyhow::Error::msg)?;
+        assert_eq!(l.modules.len(), 3);
         Ok(())
     }
 }
