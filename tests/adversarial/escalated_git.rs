@@ -311,6 +311,8 @@ fn a_submodule_pointer_rewritten_to_a_sandbox_made_git_dir_is_not_entered() {
     assert!(r.stdout.contains("rc=240"), "{r:?}");
     assert!(r.stderr.contains("submodule at \"sub\""), "{r:?}");
     ws.assert_nothing_left();
+    // Auto-approved, then refused before running: the protocol core's trace still conforms.
+    crate::support::assert_traces_conform(&ws);
 }
 
 /// A real submodule (its Git directory in `.git/modules/sub`, protected by the Git Sentry):
@@ -342,6 +344,8 @@ fn gitmodules_ignore_none_with_a_rewritten_submodule_pointer_is_denied() {
     );
     assert!(r.stderr.contains("submodule at \"sub\""), "{r:?}");
     ws.assert_nothing_left();
+    // Auto-approved, then refused before running: the protocol core's trace still conforms.
+    crate::support::assert_traces_conform(&ws);
 }
 
 /// The protected repository's own `.git` is writable except its config: the agent plants
