@@ -26,7 +26,10 @@ pub struct Pending<'a> {
     pub keys: &'a SessionKeys,
     /// What the escalation rules decided.
     pub rule: RuleDecision,
+    /// The host directory the command would run in, as resolved when the request came.
     pub host_cwd: &'a Path,
+    /// What the developer must know before approving (see `admission`); never auto-approved.
+    pub warnings: &'a [String],
     pub deadline: Instant,
 }
 
@@ -63,11 +66,14 @@ pub fn decide(engine: &Engine, p: &Pending<'_>) -> Verdict {
     }
     if !p.keys.tty {
         step(Event::Cancel { request });
+        let why = if p.warnings.is_empty() {
+            "no auto-approval rule matches".to_owned()
+        } else {
+            format!("not auto-approved: {}", p.warnings.join("; "))
+        };
         return Verdict::End(
             Outcome::Denied,
-            "no auto-approval rule matches and the session has no terminal to ask on \
-             (lazaret exec)"
-                .into(),
+            format!("{why}; and the session has no terminal to ask on (lazaret exec)"),
         );
     }
     // One prompt at a time per terminal; later requests wait their turn within their deadline.
@@ -89,6 +95,7 @@ pub fn decide(engine: &Engine, p: &Pending<'_>) -> Verdict {
         host_cwd: p.host_cwd.display().to_string(),
         justification: body.justification.clone(),
         timeout_secs: secs_left(p.deadline),
+        warnings: p.warnings.to_vec(),
     };
     if p.keys
         .prompts

@@ -1,10 +1,13 @@
-//! Running an approved escalation on the host: an argument vector without a shell, in the host
-//! directory matching the sandbox's `/workspace/...` cwd, with a timeout, output caps, and a
-//! kill switch for when its session goes away (OR-3). Git gets hardened settings.
+//! Running an approved escalation on the host: an argument vector without a shell, started from
+//! the resolved executable (see `executable`), in the working directory held as a directory fd
+//! (see `workdir`; the child `fchdir`s to it), with the hardened environment (see `git_env`),
+//! a timeout, output caps, and a kill switch for when its session goes away (OR-3).
 
+use std::ffi::OsString;
 use std::io::Read;
+use std::os::fd::{AsRawFd, BorrowedFd};
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -30,69 +33,48 @@ pub struct HostRun {
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
     pub truncated: bool,
-    /// What actually ran (git gets its hardening options).
-    pub ran_argv: Vec<String>,
 }
 
-/// Maps the sandbox's `cwd` (`/workspace` or below) to the host workspace; anything else, or a
-/// path that leaves the workspace through `..` or a symlink, is refused with a reason.
-pub fn host_cwd(workspace: &Path, sandbox_cwd: &str) -> Result<PathBuf, String> {
-    let rel = Path::new(sandbox_cwd)
-        .strip_prefix(crate::domain::workspace::SANDBOX_WORKSPACE)
-        .map_err(|_| {
-            format!("the working directory {sandbox_cwd} is outside /workspace: only the workspace maps to the host")
-        })?;
-    let joined = workspace.join(rel);
-    let real = std::fs::canonicalize(&joined).map_err(|e| {
-        format!("the working directory {sandbox_cwd} does not exist on the host ({e})")
-    })?;
-    if !real.starts_with(workspace) {
-        return Err(format!(
-            "the working directory {sandbox_cwd} leads outside the workspace on the host"
-        ));
-    }
-    Ok(real)
+/// What to run: `argv` started from `program` (its resolved executable), in the directory
+/// `cwd`, with exactly the environment `env`.
+pub struct Launch<'a> {
+    pub program: &'a Path,
+    pub argv: &'a [String],
+    pub cwd: BorrowedFd<'a>,
+    pub env: &'a [(OsString, OsString)],
 }
 
-/// Git run for an escalation ignores the repository's hooks and fsmonitor and the system
-/// configuration: the sandbox can write files git would otherwise execute.
-pub fn hardened(argv: &[String]) -> Vec<String> {
-    let mut out = argv.to_vec();
-    if argv.first().map(String::as_str) == Some("git") {
-        let opts = [
-            "-c",
-            "core.hooksPath=/dev/null",
-            "-c",
-            "core.fsmonitor=false",
-        ];
-        for (i, o) in opts.iter().enumerate() {
-            out.insert(1 + i, (*o).to_owned());
-        }
-    }
-    out
-}
-
-/// Runs `argv` in `cwd` until it ends, `timeout` passes or `cancel` is set.
-pub fn run(argv: &[String], cwd: &Path, timeout: Duration, cancel: &Arc<AtomicBool>) -> HostRun {
-    let ran_argv = hardened(argv);
-    let mut cmd = Command::new(&ran_argv[0]);
-    cmd.args(&ran_argv[1..])
-        .current_dir(cwd)
+/// Runs `l` until it ends, `timeout` passes or `cancel` is set.
+pub fn run(l: &Launch<'_>, timeout: Duration, cancel: &Arc<AtomicBool>) -> HostRun {
+    let shown = l.argv.first().cloned().unwrap_or_default();
+    let mut cmd = Command::new(l.program);
+    cmd.arg0(&shown)
+        .args(l.argv.iter().skip(1))
+        .env_clear()
+        .envs(l.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env_remove("LAZARET_LOG")
         .process_group(0);
+    let dir = l.cwd.as_raw_fd();
+    // SAFETY: fchdir is async-signal-safe and touches no memory of the parent; `dir` stays
+    // open (it is borrowed for the whole call) until the child has exec'd.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::fchdir(dir) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
             return HostRun {
-                ended: Ended::Failed(format!("cannot run {}: {e}", ran_argv[0])),
+                ended: Ended::Failed(format!("cannot run {}: {e}", l.program.display())),
                 stdout: Vec::new(),
                 stderr: Vec::new(),
                 truncated: false,
-                ran_argv,
             }
         }
     };
@@ -138,7 +120,7 @@ pub fn run(argv: &[String], cwd: &Path, timeout: Duration, cancel: &Arc<AtomicBo
                 break Ended::Exited(code);
             }
             Ok(None) => {}
-            Err(e) => break Ended::Failed(format!("waiting for {}: {e}", ran_argv[0])),
+            Err(e) => break Ended::Failed(format!("waiting for {shown}: {e}")),
         }
         let stop = if cancel.load(Ordering::SeqCst) {
             Some(Ended::Cancelled)
@@ -162,7 +144,6 @@ pub fn run(argv: &[String], cwd: &Path, timeout: Duration, cancel: &Arc<AtomicBo
         stdout,
         stderr,
         truncated: t1 || t2,
-        ran_argv,
     }
 }
 
@@ -174,73 +155,74 @@ mod tests {
         a.iter().map(|s| s.to_string()).collect()
     }
 
-    #[test]
-    fn cwd_maps_inside_the_workspace_only() -> anyhow::Result<()> {
-        let t = tempfile::tempdir()?;
-        let ws = std::fs::canonicalize(t.path())?.join("ws");
-        std::fs::create_dir_all(ws.join("sub"))?;
-        std::os::unix::fs::symlink("/etc", ws.join("out"))?;
-        assert_eq!(host_cwd(&ws, "/workspace/sub").ok(), Some(ws.join("sub")));
-        assert_eq!(host_cwd(&ws, "/workspace").ok(), Some(ws.clone()));
-        assert!(host_cwd(&ws, "/tmp").is_err());
-        assert!(host_cwd(&ws, "/workspace/out").is_err());
-        assert!(host_cwd(&ws, "/workspace/../etc").is_err());
-        Ok(())
+    fn go(argv: &[&str], timeout: Duration, cancel: bool) -> HostRun {
+        let dir = std::fs::File::open(std::env::temp_dir()).ok();
+        let Some(dir) = dir else {
+            return HostRun {
+                ended: Ended::Failed("no temp dir".into()),
+                stdout: Vec::new(),
+                stderr: Vec::new(),
+                truncated: false,
+            };
+        };
+        let argv = v(argv);
+        let program =
+            crate::escalation::executable::find(&argv[0], std::env::var_os("PATH").as_deref())
+                .unwrap_or_else(|_| std::path::PathBuf::from(&argv[0]));
+        let env: Vec<(OsString, OsString)> = vec![("PATH".into(), "/usr/bin:/bin".into())];
+        let l = Launch {
+            program: &program,
+            argv: &argv,
+            cwd: dir.as_fd(),
+            env: &env,
+        };
+        run(&l, timeout, &Arc::new(AtomicBool::new(cancel)))
     }
 
-    #[test]
-    fn git_is_hardened_and_others_are_not() {
-        assert_eq!(
-            hardened(&v(&["git", "status"])),
-            v(&[
-                "git",
-                "-c",
-                "core.hooksPath=/dev/null",
-                "-c",
-                "core.fsmonitor=false",
-                "status"
-            ])
-        );
-        assert_eq!(hardened(&v(&["ls", "-l"])), v(&["ls", "-l"]));
-    }
+    use std::os::fd::AsFd;
 
     #[test]
     fn status_output_timeout_and_cancel() {
-        let cwd = std::env::temp_dir();
-        let never = Arc::new(AtomicBool::new(false));
-        let r = run(
-            &v(&["sh", "-c", "echo out; echo err >&2; exit 3"]),
-            &cwd,
+        let r = go(
+            &["sh", "-c", "echo out; echo err >&2; exit 3"],
             Duration::from_secs(10),
-            &never,
+            false,
         );
         assert_eq!(
             (r.ended, r.stdout, r.stderr),
             (Ended::Exited(3), b"out\n".to_vec(), b"err\n".to_vec())
         );
-        let r = run(
-            &v(&["sleep", "10"]),
-            &cwd,
-            Duration::from_millis(100),
-            &never,
-        );
+        let r = go(&["sleep", "10"], Duration::from_millis(100), false);
         assert_eq!(r.ended, Ended::TimedOut);
-        let cancel = Arc::new(AtomicBool::new(true));
-        let r = run(&v(&["sleep", "10"]), &cwd, Duration::from_secs(10), &cancel);
+        let r = go(&["sleep", "10"], Duration::from_secs(10), true);
         assert_eq!(r.ended, Ended::Cancelled);
-        let r = run(
-            &v(&["/nonexistent/x"]),
-            &cwd,
-            Duration::from_secs(1),
-            &never,
-        );
+        let r = go(&["/nonexistent/x"], Duration::from_secs(1), false);
         assert!(matches!(r.ended, Ended::Failed(_)));
-        let r = run(
-            &v(&["head", "-c", "2000000", "/dev/zero"]),
-            &cwd,
+        let r = go(
+            &["head", "-c", "2000000", "/dev/zero"],
             Duration::from_secs(10),
-            &never,
+            false,
         );
         assert!(r.truncated && r.stdout.len() == OUTPUT_CAP);
+    }
+
+    #[test]
+    fn the_child_runs_in_the_held_directory_with_exactly_the_given_environment() {
+        let r = go(
+            &["sh", "-c", "pwd -P; env | sort"],
+            Duration::from_secs(10),
+            false,
+        );
+        let out = String::from_utf8_lossy(&r.stdout).into_owned();
+        let tmp = std::fs::canonicalize(std::env::temp_dir()).unwrap_or_default();
+        let mut lines = out.lines();
+        assert_eq!(lines.next(), Some(tmp.display().to_string().as_str()));
+        // sh adds PWD (and may add SHLVL/_); nothing of the test's own environment passes.
+        let names: Vec<&str> = lines.filter_map(|l| l.split('=').next()).collect();
+        assert!(names.contains(&"PATH"), "{out}");
+        assert!(
+            !names.contains(&"HOME") && !names.contains(&"CARGO"),
+            "{out}"
+        );
     }
 }

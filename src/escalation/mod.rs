@@ -2,9 +2,16 @@
 //! verifying signed requests, deciding (auto-approval rules, or the developer asked on the session's terminal),
 //! running approved commands on the host, and delivering a result for every accepted request.
 
+pub mod admission;
 pub mod approval;
+pub mod assess;
+pub mod executable;
+pub mod git_env;
+pub mod gitlinks;
 pub mod host_exec;
 pub mod mailbox;
+pub mod repository;
 pub mod routing;
 pub mod rules;
 pub mod service;
+pub mod workdir;

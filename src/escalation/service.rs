@@ -4,10 +4,13 @@
 //! request. Unverifiable records get no result — nothing in them can be trusted, not even
 //! where to answer — only a log line saying why they were rejected.
 
+use super::admission::{self, Admission};
 use super::approval::{self, Pending, Verdict};
+use super::assess::{self, Assessed};
 use super::host_exec::{self, Ended};
 use super::mailbox::Mailbox;
-use super::rules;
+use super::repository::{self, Protected};
+use super::{git_env, workdir::WorkDir};
 use crate::coordinator::engine::{Engine, SessionKeys};
 use crate::coordinator::event::Event;
 use crate::coordinator::state::{CliId, RequestId};
@@ -47,12 +50,14 @@ impl Service {
     /// Runs until `stop` is set.
     pub fn run(self, stop: &AtomicBool) {
         let me = Arc::new(self);
+        // The repository host git may run in, as the Git Sentry protected it at the start.
+        let protected = Arc::new(repository::discover(&me.workspace));
         let mut seen: HashMap<String, Instant> = HashMap::new();
         let mut order: VecDeque<String> = VecDeque::new();
         let mut last_cleanup = Instant::now();
         while !stop.load(Ordering::SeqCst) {
             for name in me.mailbox.pending() {
-                me.accept(&name, &mut seen, &mut order);
+                me.accept(&name, &mut seen, &mut order, &protected);
             }
             if last_cleanup.elapsed() > Duration::from_secs(30) {
                 me.mailbox.forget_old_results(Duration::from_secs(300));
@@ -76,6 +81,7 @@ impl Service {
         name: &str,
         seen: &mut HashMap<String, Instant>,
         order: &mut VecDeque<String>,
+        protected: &Arc<Result<Protected, String>>,
     ) {
         let rejected =
             |why: &str| tracing::warn!(record = name, "rejected escalation record: {why}");
@@ -124,8 +130,14 @@ impl Service {
         seen.insert(body.request_id.clone(), Instant::now());
         order.push_back(body.request_id.clone());
         let model = self.model_id();
-        let rule = rules::decide(&self.rules, &body.argv);
-        let rule_match = rule == RuleDecision::Approve;
+        let assessed = assess::assess(
+            &self.workspace,
+            &self.rules,
+            protected,
+            &body.argv,
+            &body.cwd,
+        );
+        let rule_match = assessed.rule() == Some(RuleDecision::Approve);
         let admitted = [
             Event::Submit {
                 request: model,
@@ -167,8 +179,9 @@ impl Service {
         }
         let me = self.clone();
         let req = req.clone();
+        let protected = protected.clone();
         std::thread::spawn(move || {
-            me.decide_and_run(&req, model, &session, rule, deadline);
+            me.decide_and_run(&req, model, &session, assessed, &protected, deadline);
             me.in_flight.fetch_sub(1, Ordering::SeqCst);
         });
     }
@@ -197,69 +210,138 @@ impl Service {
         req: &SignedRequest,
         model: RequestId,
         keys: &SessionKeys,
-        rule: RuleDecision,
+        assessed: Assessed,
+        protected: &Result<Protected, String>,
         deadline: Instant,
     ) {
         let body = &req.body;
         let id = body.request_id.as_str();
         let step = |event| self.engine.escalation_step(event);
-        let res = match host_exec::host_cwd(&self.workspace, &body.cwd) {
-            Err(why) => {
-                step(Event::Cancel { request: model });
-                EscalationResult::new(id, Outcome::Denied, &why)
-            }
-            Ok(cwd) => {
+        let refused = |why: &str| {
+            step(Event::Cancel { request: model });
+            EscalationResult::new(id, Outcome::Denied, why)
+        };
+        let res = match (assessed.workdir, assessed.admission) {
+            (Err(why), _) | (_, Admission::Deny(why)) => refused(&why),
+            (Ok(workdir), Admission::Decide { rule, warnings }) => {
                 let pending = Pending {
                     req,
                     model,
                     keys,
                     rule,
-                    host_cwd: &cwd,
+                    host_cwd: &workdir.host_path,
+                    warnings: &warnings,
                     deadline,
                 };
                 match approval::decide(&self.engine, &pending) {
                     Verdict::End(outcome, why) => EscalationResult::new(id, outcome, &why),
                     Verdict::Run { argv, edited } => {
-                        step(Event::Execute { request: model });
-                        let left = deadline
-                            .saturating_duration_since(Instant::now())
-                            .max(Duration::from_secs(1));
-                        let run = host_exec::run(&argv, &cwd, left, &keys.cancel);
-                        // A session that left took the request with it (the core dropped it).
-                        if !matches!(run.ended, Ended::Cancelled) {
-                            step(Event::Finish { request: model });
-                        }
-                        tracing::debug!(request = %id, ran = ?run.ran_argv, "host command ran");
-                        let mut res = match run.ended {
-                            Ended::Exited(c) => EscalationResult::completed(
-                                id,
-                                c,
-                                &run.stdout,
-                                &run.stderr,
-                                run.truncated,
-                            ),
-                            Ended::TimedOut => EscalationResult::new(
-                                id,
-                                Outcome::TimedOut,
-                                "the host command timed out and was killed",
-                            ),
-                            Ended::Cancelled => EscalationResult::new(
-                                id,
-                                Outcome::Cancelled,
-                                "the session ended; the host command was killed",
-                            ),
-                            Ended::Failed(why) => EscalationResult::new(id, Outcome::Failed, &why),
+                        // An edited command is resolved and checked again.
+                        let exe = if edited {
+                            assess::resolve(&argv[0], &self.workspace)
+                        } else {
+                            assessed.exe
                         };
-                        // `ran_argv` reports an edit by the developer; git's hardening options
-                        // are not one (documented).
-                        if edited {
-                            res.ran_argv = Some(argv);
+                        let may = admission::git_may_run(&exe, &argv, &assessed.place)
+                            .and_then(|()| submodules_safe(&exe, protected));
+                        match may {
+                            Err(why) => refused(&why),
+                            Ok(()) => self.execute(
+                                model, keys, id, &exe, argv, edited, &workdir, protected, deadline,
+                            ),
                         }
-                        res
                     }
                 }
             }
         };
         self.deliver(model, keys.cli, &res);
+    }
+
+    /// Runs the approved `argv` (TLA+ `Execute`, `Finish`) and makes its result.
+    #[allow(clippy::too_many_arguments)]
+    fn execute(
+        &self,
+        model: RequestId,
+        keys: &SessionKeys,
+        id: &str,
+        exe: &Result<super::executable::Executable, String>,
+        argv: Vec<String>,
+        edited: bool,
+        workdir: &WorkDir,
+        protected: &Result<Protected, String>,
+        deadline: Instant,
+    ) -> EscalationResult {
+        let step = |event| self.engine.escalation_step(event);
+        step(Event::Execute { request: model });
+        let left = deadline
+            .saturating_duration_since(Instant::now())
+            .max(Duration::from_secs(1));
+        let env = host_env(protected);
+        let run = match exe {
+            Err(why) => host_exec::HostRun {
+                ended: Ended::Failed(format!("cannot run {}: {why}", argv[0])),
+                stdout: Vec::new(),
+                stderr: Vec::new(),
+                truncated: false,
+            },
+            Ok(exe) => {
+                use std::os::fd::AsFd;
+                let launch = host_exec::Launch {
+                    program: &exe.path,
+                    argv: &argv,
+                    cwd: workdir.fd.as_fd(),
+                    env: &env,
+                };
+                host_exec::run(&launch, left, &keys.cancel)
+            }
+        };
+        // A session that left took the request with it (the core dropped it).
+        if !matches!(run.ended, Ended::Cancelled) {
+            step(Event::Finish { request: model });
+        }
+        tracing::debug!(request = %id, program = ?exe.as_ref().map(|e| &e.path), "host command ran");
+        let mut res = match run.ended {
+            Ended::Exited(c) => {
+                EscalationResult::completed(id, c, &run.stdout, &run.stderr, run.truncated)
+            }
+            Ended::TimedOut => EscalationResult::new(
+                id,
+                Outcome::TimedOut,
+                "the host command timed out and was killed",
+            ),
+            Ended::Cancelled => EscalationResult::new(
+                id,
+                Outcome::Cancelled,
+                "the session ended; the host command was killed",
+            ),
+            Ended::Failed(why) => EscalationResult::new(id, Outcome::Failed, &why),
+        };
+        // `ran_argv` reports an edit by the developer.
+        if edited {
+            res.ran_argv = Some(argv);
+        }
+        res
+    }
+}
+
+/// The environment of host commands (see `git_env`), pinned to `protected`.
+fn host_env(
+    protected: &Result<Protected, String>,
+) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    let pinned = protected
+        .as_ref()
+        .ok()
+        .map(|p| (p.git_dir.as_path(), p.work_tree.as_path()));
+    git_env::environment(std::env::vars_os(), pinned)
+}
+
+/// Git may run only when no submodule it could enter uses a Git directory of the sandbox's.
+fn submodules_safe(
+    exe: &Result<super::executable::Executable, String>,
+    protected: &Result<Protected, String>,
+) -> Result<(), String> {
+    match (exe, protected) {
+        (Ok(e), Ok(p)) if e.is_git => super::gitlinks::check(p, &e.path, &host_env(protected)),
+        _ => Ok(()),
     }
 }

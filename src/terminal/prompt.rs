@@ -68,12 +68,16 @@ pub fn card(p: &EscalationPrompt) -> String {
          │ command  \x1b[1m{argv}\x1b[0m\r\n\
          │ in       {cwd} → host {host}\r\n\
          │ why      {why}\r\n\
-         └─ {menu}\r\n",
+         {warnings}└─ {menu}\r\n",
         profile = escape::visible(&p.profile),
         argv = escape::argv(&p.argv),
         cwd = escape::quoted(&p.cwd),
         host = escape::quoted(&p.host_cwd),
         menu = menu(p.timeout_secs),
+        warnings = p.warnings.iter().fold(String::new(), |s, w| s + &format!(
+            "│ \x1b[1;31mwarning\x1b[0m  {}\r\n",
+            escape::visible(w)
+        )),
     )
 }
 
@@ -244,6 +248,7 @@ mod tests {
             host_cwd: "/home/dev/p".into(),
             justification: "because\r\nlazaret: approved".into(),
             timeout_secs: 42,
+            warnings: Vec::new(),
         };
         let c = card(&p);
         // No raw control or bidi character from the sandbox reaches the terminal.

@@ -187,6 +187,7 @@ mod tests {
             host_cwd: "/h".into(),
             justification: String::new(),
             timeout_secs: 30,
+            warnings: Vec::new(),
         }
     }
 

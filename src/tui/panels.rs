@@ -135,6 +135,10 @@ fn escalations(frame: &mut Frame<'_>, app: &App, area: Rect) {
         ));
         lines.extend(field("  in   ", &place, width, dim, text));
         lines.extend(field("  why  ", &why, width, dim, text));
+        for w in &p.prompt.warnings {
+            let warn = theme.style(Role::Warning);
+            lines.extend(field("  (!)  ", &escape::visible(w), width, warn, warn));
+        }
         match &panel.editing {
             Some(editor) => {
                 // The line as typed (each char escaped), the cursor shown as a reversed cell.

@@ -146,6 +146,7 @@ fn prompt(id: &str, argv: &[&str], cwd: &str, justification: &str) -> Escalation
         host_cwd: cwd.replacen("/workspace", WORKSPACE, 1),
         justification: justification.into(),
         timeout_secs: 30,
+        warnings: Vec::new(),
     }
 }
 

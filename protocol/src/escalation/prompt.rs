@@ -25,6 +25,12 @@ pub struct EscalationPrompt {
     pub justification: String,
     /// Seconds left for the decision and the command together.
     pub timeout_secs: u32,
+    /// What the coordinator wants the developer to know before deciding, e.g. that the
+    /// working directory lies in a repository the sandbox made. Such a request is never
+    /// auto-approved. Made by the coordinator, but it may quote sandbox-chosen paths: shown
+    /// escaped like the rest.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// The developer's answer to an [`EscalationPrompt`].
