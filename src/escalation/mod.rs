@@ -5,6 +5,7 @@
 pub mod approval;
 pub mod host_exec;
 pub mod mailbox;
+pub mod replay;
 pub mod routing;
 pub mod rules;
 pub mod service;

@@ -7,13 +7,13 @@
 use super::approval::{self, Pending, Verdict};
 use super::host_exec::{self, Ended};
 use super::mailbox::Mailbox;
+use super::replay::Seen;
 use super::rules;
 use crate::coordinator::engine::{Engine, SessionKeys};
 use crate::coordinator::event::Event;
-use crate::coordinator::state::{CliId, RequestId};
+use crate::coordinator::state::RequestId;
 use crate::profile::{AutoApproveRule, RuleDecision};
 use lazaret_protocol::escalation::{EscalationResult, Outcome, SignedRequest, MAX_REQUEST_BYTES};
-use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -47,36 +47,37 @@ impl Service {
     /// Runs until `stop` is set.
     pub fn run(self, stop: &AtomicBool) {
         let me = Arc::new(self);
-        let mut seen: HashMap<String, Instant> = HashMap::new();
-        let mut order: VecDeque<String> = VecDeque::new();
+        let mut seen = Seen::new(MAX_AGE + MAX_AHEAD);
         let mut last_cleanup = Instant::now();
         while !stop.load(Ordering::SeqCst) {
-            for name in me.mailbox.pending() {
-                me.accept(&name, &mut seen, &mut order);
+            // Junk first (bounded per poll), then the records that are left (SR-14).
+            match me.mailbox.sweep() {
+                Ok(sweep) => {
+                    if sweep.removed > 0 {
+                        tracing::warn!(
+                            removed = sweep.removed,
+                            deferred = sweep.deferred,
+                            reasons = ?sweep.reasons,
+                            "removed entries from the escalation request dir that are not \
+                             well-formed requests"
+                        );
+                    }
+                    for name in sweep.records {
+                        me.accept(&name, &mut seen);
+                    }
+                }
+                Err(e) => tracing::error!("reading the escalation request dir: {e:#}"),
             }
             if last_cleanup.elapsed() > Duration::from_secs(30) {
                 me.mailbox.forget_old_results(Duration::from_secs(300));
-                // Replays older than MAX_AGE are refused as stale anyway.
-                while let Some(id) = order.front() {
-                    if seen.get(id).is_some_and(|t| t.elapsed() > 2 * MAX_AGE) {
-                        seen.remove(id);
-                        order.pop_front();
-                    } else {
-                        break;
-                    }
-                }
+                seen.forget_expired();
                 last_cleanup = Instant::now();
             }
             std::thread::sleep(POLL);
         }
     }
 
-    fn accept(
-        self: &Arc<Self>,
-        name: &str,
-        seen: &mut HashMap<String, Instant>,
-        order: &mut VecDeque<String>,
-    ) {
+    fn accept(self: &Arc<Self>, name: &str, seen: &mut Seen) {
         let rejected =
             |why: &str| tracing::warn!(record = name, "rejected escalation record: {why}");
         let bytes = match self.mailbox.take(name, MAX_REQUEST_BYTES) {
@@ -118,11 +119,9 @@ impl Service {
         if age > MAX_AGE.as_millis() as u64 || ahead > MAX_AHEAD.as_millis() as u64 {
             return rejected("stale (created too long ago, or in the future)");
         }
-        if seen.contains_key(&body.request_id) {
-            return rejected("replayed (this request id was seen before)");
+        if let Err(why) = seen.admit(&body.request_id) {
+            return rejected(why);
         }
-        seen.insert(body.request_id.clone(), Instant::now());
-        order.push_back(body.request_id.clone());
         let model = self.model_id();
         let rule = rules::decide(&self.rules, &body.argv);
         let rule_match = rule == RuleDecision::Approve;
@@ -155,6 +154,7 @@ impl Service {
         let deadline = Instant::now() + Duration::from_secs(u64::from(body.timeout_secs));
         if self.in_flight.fetch_add(1, Ordering::SeqCst) >= MAX_IN_FLIGHT {
             self.in_flight.fetch_sub(1, Ordering::SeqCst);
+            seen.finish(&body.request_id);
             self.engine
                 .escalation_step(Event::Cancel { request: model });
             let res = EscalationResult::new(
@@ -162,14 +162,16 @@ impl Service {
                 Outcome::Denied,
                 "too many escalation requests at once in this Domain; try again",
             );
-            self.deliver(model, cli, &res);
+            self.deliver(model, &session, &req.sig, res);
             return;
         }
         let me = self.clone();
         let req = req.clone();
+        let done = seen.pending_flag(&body.request_id);
         std::thread::spawn(move || {
             me.decide_and_run(&req, model, &session, rule, deadline);
             me.in_flight.fetch_sub(1, Ordering::SeqCst);
+            done.store(true, Ordering::SeqCst);
         });
     }
 
@@ -181,10 +183,19 @@ impl Service {
     /// Writes the result (TLA+ `Deliver` to the owner). A request whose session has gone ended
     /// with it (OR-3); its result is still written, so that a client left behind in the sandbox
     /// stops waiting.
-    fn deliver(&self, model: RequestId, cli: CliId, res: &EscalationResult) {
+    /// The result is signed with the session's anchor over the request's signature, so the
+    /// client can tell it came from here for that very request (SR-8).
+    fn deliver(
+        &self,
+        model: RequestId,
+        keys: &SessionKeys,
+        request_sig: &str,
+        mut res: EscalationResult,
+    ) {
+        res.sign(&keys.anchor, request_sig);
         self.engine.escalation_step(Event::Deliver {
             request: model,
-            cli,
+            cli: keys.cli,
         });
         tracing::info!(request = %res.request_id, outcome = ?res.outcome, ran = ?res.ran_argv, "escalation result");
         if let Err(e) = self.mailbox.deliver(&res.request_id, &res.to_bytes()) {
@@ -260,6 +271,6 @@ impl Service {
                 }
             }
         };
-        self.deliver(model, keys.cli, &res);
+        self.deliver(model, keys, &req.sig, res);
     }
 }
