@@ -117,7 +117,7 @@ pub fn classify(name: &[u8], facts: &EntryFacts) -> Verdict {
         return Verdict::Junk("a hardlinked file");
     }
     if facts.size > MAX_REQUEST_BYTES as u64 {
-        return Verdict::Junk("larger than a request may be");
+        return Verdict::Junk("over the size a request may have");
     }
     if record {
         Verdict::Record
@@ -141,11 +141,20 @@ pub struct Sweep {
     pub held_bytes: u64,
     /// Why entries were removed, with how many each (for one log line per poll).
     pub reasons: Vec<(&'static str, usize)>,
+    /// The first [`NAMED_PER_SWEEP`] entries removed, by name (lossy UTF-8) and reason: logged
+    /// one by one, the rest only counted, so a flood cannot flood the host's log either.
+    pub named: Vec<(String, &'static str)>,
 }
 
+/// Entries removed in one sweep that are logged by name.
+pub const NAMED_PER_SWEEP: usize = 16;
+
 impl Sweep {
-    fn note(&mut self, why: &'static str) {
+    fn note(&mut self, name: &OsStr, why: &'static str) {
         self.removed += 1;
+        if self.named.len() < NAMED_PER_SWEEP {
+            self.named.push((name.to_string_lossy().into_owned(), why));
+        }
         match self.reasons.iter_mut().find(|(r, _)| *r == why) {
             Some((_, n)) => *n += 1,
             None => self.reasons.push((why, 1)),
@@ -319,9 +328,9 @@ fn sweep_dir(dir: BorrowedFd<'_>, budget: usize) -> Sweep {
             }
         };
         match remove_entry(dir, &name, facts.kind) {
-            Ok(()) => out.note(why),
+            Ok(()) => out.note(&name, why),
             Err(e) => {
-                out.note(why);
+                out.note(&name, why);
                 tracing::warn!("removing junk from the escalation request dir: {e:#}");
             }
         }

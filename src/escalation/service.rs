@@ -53,7 +53,10 @@ impl Service {
             // Junk first (bounded per poll), then the records that are left (SR-14).
             match me.mailbox.sweep() {
                 Ok(sweep) => {
-                    if sweep.removed > 0 {
+                    for (name, why) in &sweep.named {
+                        tracing::warn!(record = %name, "rejected escalation record: {why}");
+                    }
+                    if sweep.removed > sweep.named.len() {
                         tracing::warn!(
                             removed = sweep.removed,
                             deferred = sweep.deferred,
