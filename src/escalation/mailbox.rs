@@ -183,7 +183,7 @@ fn facts_of(st: &FileStat) -> EntryFacts {
     EntryFacts {
         kind,
         size: u64::try_from(st.st_size).unwrap_or(u64::MAX),
-        nlink: st.st_nlink as u64,
+        nlink: st.st_nlink,
         age: now.saturating_sub(mtime),
     }
 }
@@ -336,7 +336,7 @@ fn sweep_dir(dir: BorrowedFd<'_>, budget: usize) -> Sweep {
         }
     }
     // Oldest first: a flood of fresh records does not push an older one out of turn.
-    records.sort_by(|a, b| b.0.cmp(&a.0));
+    records.sort_by_key(|r| std::cmp::Reverse(r.0));
     out.records = records
         .into_iter()
         .filter_map(|(_, n, _)| n.into_string().ok())
