@@ -47,13 +47,19 @@ pub fn settle(
     } else {
         None
     };
-    std::fs::rename(&old_root, &new_root).with_context(|| {
-        format!(
-            "moving the Domain Root {} to {} (Domain IDs are keyed now: docs/runtime.md)",
-            old_root.display(),
-            new_root.display()
-        )
-    })?;
+    if let Err(e) = std::fs::rename(&old_root, &new_root) {
+        // Another Lazaret command resolving the same Domain took it over first.
+        if std::fs::symlink_metadata(&new_root).is_ok() {
+            return Ok(keyed);
+        }
+        return Err(e).with_context(|| {
+            format!(
+                "moving the Domain Root {} to {} (Domain IDs are keyed now: docs/runtime.md)",
+                old_root.display(),
+                new_root.display()
+            )
+        });
+    }
     let meta = DomainMetadata {
         domain_id: keyed.clone(),
         ..meta
