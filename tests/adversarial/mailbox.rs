@@ -300,6 +300,46 @@ print("left=%d" % len(left))
     ws.assert_nothing_left();
 }
 
+/// Races the cleanup: for 5 s, builds a directory full of files and canary symlinks in the
+/// request dir, then, while the coordinator removes it, moves it aside and puts a symlink to
+/// the developer's canary directory in its place (and back), hoping a path-based removal
+/// follows the swap into the canary (Rust CVE-2022-21658 as anchor). The canary is intact,
+/// the request dir ends empty, `pwd` answers.
+#[test]
+fn swapping_a_directory_for_a_symlink_during_cleanup_reaches_nothing_outside() {
+    let dev = Dev::get();
+    let ws = workspace(&dev, "mbx-race");
+    let canary = Canary::new(&ws, "canary");
+    let script = format!(
+        r#"
+c = "{c}"
+end = time.time() + 5
+rounds = 0
+while time.time() < end:
+    d = req + "/.race"
+    attempt(os.mkdir, d)
+    for j in range(50):
+        attempt(lambda: open(d + "/f%d" % j, "w").close())
+        attempt(os.symlink, c, d + "/l%d" % j)
+    attempt(os.rename, d, req + "/.moved")
+    attempt(os.symlink, c, d)
+    attempt(os.symlink, c, req + "/.moved/sub")
+    attempt(os.unlink, d)
+    attempt(os.rename, req + "/.moved", d)
+    rounds += 1
+took, left = wait_empty(20)
+print("rounds=%d left=%d" % (rounds, len(left)))
+"#,
+        c = canary.0.display()
+    );
+    let r = python_then(&ws, &script, PWD_CHECK);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(r.stdout.contains(" left=0"), "{r:?}");
+    assert_pwd_answered(&ws, &r);
+    canary.assert_intact();
+    ws.assert_nothing_left();
+}
+
 /// Writes big files into the request dir — plain, dot-named and record-shaped, 40 of 512 KiB
 /// — to fill the host's small `$XDG_RUNTIME_DIR` tmpfs. Between polls the coordinator keeps at
 /// most the byte cap: soon after the writes the dir holds nothing, and escalations answer.
