@@ -76,7 +76,7 @@ def sign(b, key=None):
     canon = json.dumps(b, separators=(",", ":")).encode()
     return dict(b, sig=hmac.new(key, canon, hashlib.sha256).hexdigest())
 def put(name, data):
-    tmp = req + "/." + name
+    tmp = req + "/." + name[:-5] + ".tmp"  # the client's temporary name (docs/escalation.md)
     with open(tmp, "wb") as f: f.write(data)
     os.rename(tmp, req + "/" + name)
 kind, rid = sys.argv[1], sys.argv[2]

@@ -29,6 +29,6 @@ pub mod tls;
 
 pub use anchor::{Credentials, TrustAnchor};
 pub use authz::{authorize, AuthError, Expectation};
-pub use domain_id::{DomainId, DOMAIN_ID_HEX_LEN};
+pub use domain_id::{DomainId, DomainKey, DOMAIN_ID_HEX_LEN, DOMAIN_KEY_LEN};
 pub use identity::{ComponentId, ProtocolIdentity, Role};
 pub use session::{SessionAnchor, SessionId};

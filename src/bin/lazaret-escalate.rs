@@ -133,7 +133,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
     let placed = submit(&mailbox, &request)?;
 
     let deadline = Instant::now() + Duration::from_secs(u64::from(cli.timeout)) + GRACE;
-    let result = match wait_for_result(&mailbox, &id, deadline)? {
+    let result = match wait_for_result(&mailbox, &request, &anchor, deadline)? {
         Some(result) => result,
         None => {
             // Best effort: a request nobody picked up should not run later.
@@ -198,18 +198,31 @@ fn submit(mailbox: &Path, request: &SignedRequest) -> Result<PathBuf, Failure> {
     Ok(dest)
 }
 
-/// Polls `res/<id>.json` until `deadline`. `None`: no result came.
+/// Polls `res/<id>.json` until `deadline`. `None`: no result came. A result counts only when
+/// its signature (Session Anchor, over this request's signature) checks out: anything else in
+/// its place was not written by the coordinator for this request, and is refused.
 fn wait_for_result(
     mailbox: &Path,
-    id: &str,
+    request: &SignedRequest,
+    anchor: &SessionAnchor,
     deadline: Instant,
 ) -> Result<Option<EscalationResult>, Failure> {
+    let id = request.body.request_id.as_str();
     let path = mailbox.join(RESULT_DIR).join(record_file_name(id));
     let mut bad_reads = 0;
     loop {
         match read_capped(&path) {
             Ok(Some(bytes)) => match EscalationResult::parse(&bytes) {
-                Ok(result) if result.request_id == id => return Ok(Some(result)),
+                Ok(result) if result.request_id == id => {
+                    return match result.verify(anchor, &request.sig) {
+                        Ok(()) => Ok(Some(result)),
+                        Err(e) => Err(client_error(format!(
+                            "{}: refused, not a result from the coordinator for this request \
+                             ({e}); nothing of it is shown",
+                            path.display()
+                        ))),
+                    }
+                }
                 Ok(_) => {
                     return Err(client_error(format!(
                         "{}: wrong request ID",

@@ -1,6 +1,8 @@
 //! Domain: the runtime and persistent-state scope of one `(Agent Profile, Agent Workspace)` pair.
 
+pub mod key;
 pub mod layout;
+pub mod legacy;
 pub mod lock;
 pub mod workspace;
 
@@ -37,7 +39,10 @@ impl Domain {
     pub fn resolve(layout: &Layout, profile: &str, cwd: &Path) -> anyhow::Result<Domain> {
         let workspace = Workspace::resolve(cwd)?;
         workspace.check_mountable(layout)?;
-        let id = DomainId::derive(profile, &workspace.root);
+        // Keyed: the ID is seen inside the sandbox and must not confirm path guesses.
+        let key = key::load_or_create(&layout.storage_root())?;
+        let keyed = DomainId::derive_keyed(&key, profile, &workspace.root);
+        let id = legacy::settle(layout, keyed, profile, &workspace.root)?;
         Ok(Domain {
             root: layout.storage_root().join("domains").join(id.as_str()),
             runtime_dir: layout.runtime_root()?.join(id.as_str()),

@@ -1,13 +1,31 @@
-//! The Escalation Mailbox on the host (spec §3.6, SR-7): host-private, Domain-scoped dirs in
-//! the coordinator's runtime dir; `req/` is bound read-write into the sandbox, `res/` read-only.
-//! The mailbox is not an authentication boundary: records are read once through a descriptor
-//! opened without following symlinks, regular files only, size-capped, then removed; what they
-//! say is trusted only after the signature checks out.
+//! The Escalation Mailbox on the host (spec §3.6, SR-7, SR-10, SR-14): host-private,
+//! Domain-scoped dirs in the coordinator's runtime dir; `req/` is bound read-write into the
+//! sandbox, `res/` read-only.
+//!
+//! `req/` is hostile input: anything in the sandbox can put anything there, as fast as it
+//! likes. Every poll [`Mailbox::sweep`]s it through one directory fd: each entry is examined
+//! with `fstatat(AT_SYMLINK_NOFOLLOW)` and classified by [`classify`] (sans-IO); whatever is
+//! not a well-formed record — dot-names other than the client's young temporary files,
+//! non-UTF-8 or foreign names, directories, symlinks, FIFOs, sockets, devices, hardlinked or
+//! oversize files — is removed with `unlinkat` (a directory fd-relatively, without following
+//! anything: [`crate::state::remove::remove_tree_at`]). Records beyond [`MAX_RECORDS`] or
+//! [`MAX_HELD_BYTES`] are removed too, so what the mailbox holds between two polls stays under
+//! the cap. A record is read once through a descriptor opened relative to the same directory
+//! fd without following symlinks, checked again on the descriptor, then removed; what it says
+//! is trusted only after the signature checks out.
 
 use crate::domain::layout::ensure_private_dir;
+use lazaret_protocol::escalation::{request_id_is_valid, MAX_REQUEST_BYTES};
+use nix::errno::Errno;
+use nix::fcntl::{openat, AtFlags, OFlag};
+use nix::sys::stat::{fstat, fstatat, FileStat, Mode, SFlag};
+use nix::unistd::{unlinkat, UnlinkatFlags};
+use std::ffi::{OsStr, OsString};
 use std::io::Read;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// Where the sandbox sees the mailbox and the Escalation Client.
 pub const SANDBOX_MAILBOX: &str = "/run/lazaret/mailbox";
@@ -36,6 +54,159 @@ pub fn session_env(
     ]
 }
 
+/// Most request records kept from one poll to the next; more are removed unread.
+pub const MAX_RECORDS: usize = 64;
+/// Most bytes of records (and client temporary files) kept in `req/` between two polls.
+pub const MAX_HELD_BYTES: u64 = 1024 * 1024;
+/// Most entries removed in one poll (the rest go in the next ones), so that a flood delays
+/// well-formed records by a bounded time instead of starving them.
+pub const SWEEP_BUDGET: usize = 4096;
+/// How long the client's temporary file `.<id>.tmp` may exist before its rename.
+pub const TMP_GRACE: Duration = Duration::from_secs(5);
+
+/// What one entry of `req/` is, as far as its name and `fstatat` (no symlink followed) say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EntryFacts {
+    pub kind: EntryKind,
+    pub size: u64,
+    pub nlink: u64,
+    /// Since its last modification (zero if in the future).
+    pub age: Duration,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryKind {
+    Regular,
+    Directory,
+    Symlink,
+    /// FIFO, socket, character or block device.
+    Special,
+}
+
+/// What the sweep does with an entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// `<request_id>.json`: a request record to take (named by the request ID it must carry).
+    Record,
+    /// `.<request_id>.tmp`: the client is writing it; kept for [`TMP_GRACE`].
+    InFlight,
+    /// Removed, for this reason (logged).
+    Junk(&'static str),
+}
+
+/// Classifies one entry of `req/` (pure: its name and what `fstatat` said).
+pub fn classify(name: &[u8], facts: &EntryFacts) -> Verdict {
+    let Ok(name) = std::str::from_utf8(name) else {
+        return Verdict::Junk("a name that is not UTF-8");
+    };
+    let record = name.strip_suffix(".json").is_some_and(request_id_is_valid);
+    let tmp = name
+        .strip_prefix('.')
+        .and_then(|n| n.strip_suffix(".tmp"))
+        .is_some_and(request_id_is_valid);
+    if !record && !tmp {
+        return Verdict::Junk("a name that is neither <request id>.json nor .<request id>.tmp");
+    }
+    match facts.kind {
+        EntryKind::Regular => {}
+        EntryKind::Directory => return Verdict::Junk("a directory"),
+        EntryKind::Symlink => return Verdict::Junk("a symlink"),
+        EntryKind::Special => return Verdict::Junk("not a regular file (FIFO, socket, device)"),
+    }
+    if facts.nlink != 1 {
+        return Verdict::Junk("a hardlinked file");
+    }
+    if facts.size > MAX_REQUEST_BYTES as u64 {
+        return Verdict::Junk("over the size a request may have");
+    }
+    if record {
+        Verdict::Record
+    } else if facts.age <= TMP_GRACE {
+        Verdict::InFlight
+    } else {
+        Verdict::Junk("a temporary file never renamed into place")
+    }
+}
+
+/// What one sweep of `req/` found and did.
+#[derive(Debug, Default)]
+pub struct Sweep {
+    /// Request records to take, oldest first.
+    pub records: Vec<String>,
+    /// Entries removed (junk, or over the caps).
+    pub removed: usize,
+    /// Entries left for the next poll (over [`SWEEP_BUDGET`]).
+    pub deferred: usize,
+    /// Bytes of the records and temporary files kept.
+    pub held_bytes: u64,
+    /// Why entries were removed, with how many each (for one log line per poll).
+    pub reasons: Vec<(&'static str, usize)>,
+    /// The first [`NAMED_PER_SWEEP`] entries removed, by name (lossy UTF-8) and reason: logged
+    /// one by one, the rest only counted, so a flood cannot flood the host's log either.
+    pub named: Vec<(String, &'static str)>,
+}
+
+/// Entries removed in one sweep that are logged by name.
+pub const NAMED_PER_SWEEP: usize = 16;
+
+impl Sweep {
+    fn note(&mut self, name: &OsStr, why: &'static str) {
+        self.removed += 1;
+        if self.named.len() < NAMED_PER_SWEEP {
+            self.named.push((name.to_string_lossy().into_owned(), why));
+        }
+        match self.reasons.iter_mut().find(|(r, _)| *r == why) {
+            Some((_, n)) => *n += 1,
+            None => self.reasons.push((why, 1)),
+        }
+    }
+}
+
+fn facts_of(st: &FileStat) -> EntryFacts {
+    let fmt = SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT;
+    let kind = if fmt == SFlag::S_IFREG {
+        EntryKind::Regular
+    } else if fmt == SFlag::S_IFDIR {
+        EntryKind::Directory
+    } else if fmt == SFlag::S_IFLNK {
+        EntryKind::Symlink
+    } else {
+        EntryKind::Special
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let mtime = Duration::new(
+        u64::try_from(st.st_mtime).unwrap_or(0),
+        u32::try_from(st.st_mtime_nsec).unwrap_or(0),
+    );
+    EntryFacts {
+        kind,
+        size: u64::try_from(st.st_size).unwrap_or(u64::MAX),
+        nlink: st.st_nlink,
+        age: now.saturating_sub(mtime),
+    }
+}
+
+/// Read-only directory opening that never follows a symlink.
+fn dir_flags() -> OFlag {
+    OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC
+}
+
+/// Removes `name` from `dir` without following it: a file, symlink or special file is
+/// unlinked, a directory removed fd-relatively with everything in it.
+fn remove_entry(dir: BorrowedFd<'_>, name: &OsStr, kind: EntryKind) -> anyhow::Result<()> {
+    if kind == EntryKind::Directory {
+        return crate::state::remove::remove_tree_at(dir, name);
+    }
+    match unlinkat(dir, name, UnlinkatFlags::NoRemoveDir) {
+        Ok(()) | Err(Errno::ENOENT) => Ok(()),
+        // Swapped for a directory since it was examined: remove that instead.
+        Err(Errno::EISDIR) => crate::state::remove::remove_tree_at(dir, name),
+        Err(e) => Err(e.into()),
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Mailbox {
     pub req: PathBuf,
@@ -52,7 +223,8 @@ impl Mailbox {
         }
     }
 
-    /// The Domain's mailbox under its runtime dir, created host-private and empty of old records.
+    /// The Domain's mailbox under its runtime dir, created host-private and emptied of
+    /// everything an earlier sandbox left (fd-relatively, nothing followed).
     pub fn prepare(runtime_dir: &Path) -> anyhow::Result<Mailbox> {
         let root = runtime_dir.join("mailbox");
         let mb = Mailbox::at(runtime_dir);
@@ -60,53 +232,33 @@ impl Mailbox {
             ensure_private_dir(d)?;
         }
         for d in [&mb.req, &mb.res] {
-            for e in std::fs::read_dir(d)?.flatten() {
-                let _ = std::fs::remove_file(e.path());
+            let fd = open_dir(d)?;
+            for name in crate::state::remove::list_dir(fd.as_fd())? {
+                crate::state::remove::remove_tree_at(fd.as_fd(), &name)?;
             }
         }
         Ok(mb)
     }
 
-    /// Names of request records waiting (temporary files of the client excluded).
-    pub fn pending(&self) -> Vec<String> {
-        let Ok(entries) = std::fs::read_dir(&self.req) else {
-            return Vec::new();
-        };
-        entries
-            .flatten()
-            .filter_map(|e| e.file_name().into_string().ok())
-            .filter(|n| !n.starts_with('.'))
-            .collect()
+    /// One poll's look at `req/`: removes junk and whatever is over the caps (at most
+    /// [`SWEEP_BUDGET`] entries), and names the records to take.
+    pub fn sweep(&self) -> anyhow::Result<Sweep> {
+        let dir = open_dir(&self.req)?;
+        Ok(sweep_dir(dir.as_fd(), SWEEP_BUDGET))
     }
 
-    /// Reads the record `name` once and removes it: a regular file, not a symlink, at most
-    /// `max` bytes. Whatever it is, it is gone afterwards.
+    /// Reads the record `name` once and removes it: opened relative to the request dir
+    /// without following a symlink, and on the open descriptor a regular file with one link,
+    /// at most `max` bytes. Whatever it is, it is gone afterwards.
     pub fn take(&self, name: &str, max: usize) -> Result<Vec<u8>, String> {
-        let path = self.req.join(name);
-        let opened = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-            .open(&path);
-        let result = match opened {
-            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => Err("a symlink".to_owned()),
-            Err(e) => Err(format!("cannot open: {e}")),
-            Ok(mut f) => match f.metadata() {
-                Ok(m) if !m.is_file() => Err("not a regular file".to_owned()),
-                Ok(m) if m.size() > max as u64 => Err(format!("{} bytes, over {max}", m.size())),
-                Ok(_) => {
-                    let mut bytes = Vec::new();
-                    match f.by_ref().take(max as u64 + 1).read_to_end(&mut bytes) {
-                        Ok(_) if bytes.len() > max => Err(format!("over {max} bytes")),
-                        Ok(_) => Ok(bytes),
-                        Err(e) => Err(format!("cannot read: {e}")),
-                    }
-                }
-                Err(e) => Err(format!("cannot inspect: {e}")),
-            },
+        let dir = open_dir(&self.req).map_err(|e| format!("cannot open the request dir: {e}"))?;
+        let result = read_record(dir.as_fd(), OsStr::new(name), max);
+        let kind = match fstatat(dir.as_fd(), name, AtFlags::AT_SYMLINK_NOFOLLOW) {
+            Ok(st) => facts_of(&st).kind,
+            Err(_) => return result,
         };
-        // Directories planted here are removed too (empty or not, they are the sandbox's).
-        if std::fs::remove_file(&path).is_err() {
-            let _ = std::fs::remove_dir_all(&path);
+        if let Err(e) = remove_entry(dir.as_fd(), OsStr::new(name), kind) {
+            tracing::warn!(record = name, "removing an escalation record: {e:#}");
         }
         result
     }
@@ -134,30 +286,97 @@ impl Mailbox {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// Opens a mailbox dir (host-private, made by [`Mailbox::prepare`]) without following a symlink.
+fn open_dir(path: &Path) -> anyhow::Result<OwnedFd> {
+    Ok(nix::fcntl::open(path, dir_flags(), Mode::empty())?)
+}
 
-    #[test]
-    fn records_are_read_once_and_hostile_ones_refused() -> anyhow::Result<()> {
-        let t = tempfile::tempdir()?;
-        let mb = Mailbox::prepare(t.path())?;
-        std::fs::write(mb.req.join("a.json"), b"{}")?;
-        std::fs::write(mb.req.join(".tmp"), b"x")?;
-        std::os::unix::fs::symlink("/etc/passwd", mb.req.join("b.json"))?;
-        std::fs::write(mb.req.join("c.json"), vec![b'x'; 100])?;
-        std::fs::create_dir(mb.req.join("d.json"))?;
-        let mut names = mb.pending();
-        names.sort();
-        assert_eq!(names, ["a.json", "b.json", "c.json", "d.json"]);
-        assert_eq!(mb.take("a.json", 10), Ok(b"{}".to_vec()));
-        assert_eq!(mb.take("b.json", 10), Err("a symlink".to_owned()));
-        assert!(mb.take("c.json", 10).is_err_and(|e| e.contains("over 10")));
-        assert_eq!(mb.take("d.json", 10), Err("not a regular file".to_owned()));
-        assert!(mb.pending().is_empty());
-        assert!(std::fs::metadata("/etc/passwd").is_ok());
-        mb.deliver("r1", b"done")?;
-        assert_eq!(std::fs::read(mb.res.join("r1.json"))?, b"done");
-        Ok(())
+/// [`Mailbox::sweep`] on an open directory, removing at most `budget` entries.
+fn sweep_dir(dir: BorrowedFd<'_>, budget: usize) -> Sweep {
+    let mut out = Sweep::default();
+    let names = match crate::state::remove::list_dir(dir) {
+        Ok(n) => n,
+        Err(e) => {
+            tracing::error!("listing the escalation request dir: {e:#}");
+            return out;
+        }
+    };
+    let mut records: Vec<(Duration, OsString, u64)> = Vec::new();
+    for name in names {
+        if out.removed >= budget {
+            out.deferred += 1;
+            continue;
+        }
+        let st = match fstatat(dir, name.as_os_str(), AtFlags::AT_SYMLINK_NOFOLLOW) {
+            Ok(st) => st,
+            Err(_) => continue,
+        };
+        let facts = facts_of(&st);
+        let verdict = classify(name.as_bytes(), &facts);
+        let why = match verdict {
+            Verdict::Junk(why) => why,
+            _ if out.held_bytes + facts.size > MAX_HELD_BYTES => "over the mailbox's byte cap",
+            Verdict::Record if records.len() >= MAX_RECORDS => "over the mailbox's record cap",
+            Verdict::Record => {
+                out.held_bytes += facts.size;
+                records.push((facts.age, name, facts.size));
+                continue;
+            }
+            Verdict::InFlight => {
+                out.held_bytes += facts.size;
+                continue;
+            }
+        };
+        match remove_entry(dir, &name, facts.kind) {
+            Ok(()) => out.note(&name, why),
+            Err(e) => {
+                out.note(&name, why);
+                tracing::warn!("removing junk from the escalation request dir: {e:#}");
+            }
+        }
+    }
+    // Oldest first: a flood of fresh records does not push an older one out of turn.
+    records.sort_by_key(|r| std::cmp::Reverse(r.0));
+    out.records = records
+        .into_iter()
+        .filter_map(|(_, n, _)| n.into_string().ok())
+        .collect();
+    out
+}
+
+/// Reads `name` in `dir` once: no symlink followed, no blocking open (FIFO), then on the
+/// descriptor a regular file with one link and at most `max` bytes.
+fn read_record(dir: BorrowedFd<'_>, name: &OsStr, max: usize) -> Result<Vec<u8>, String> {
+    let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
+    let fd = match openat(dir, name, flags, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(Errno::ELOOP) => return Err("a symlink".to_owned()),
+        Err(e) => return Err(format!("cannot open: {e}")),
+    };
+    let facts = match fstat(fd.as_fd()) {
+        Ok(st) => facts_of(&st),
+        Err(e) => return Err(format!("cannot inspect: {e}")),
+    };
+    if facts.kind != EntryKind::Regular {
+        return Err("not a regular file".to_owned());
+    }
+    if facts.nlink != 1 {
+        return Err("a hardlinked file".to_owned());
+    }
+    if facts.size > max as u64 {
+        return Err(format!("{} bytes, over {max}", facts.size));
+    }
+    let mut bytes = Vec::new();
+    match std::fs::File::from(fd)
+        .take(max as u64 + 1)
+        .read_to_end(&mut bytes)
+    {
+        Ok(_) if bytes.len() > max => Err(format!("over {max} bytes")),
+        Ok(_) => Ok(bytes),
+        Err(e) => Err(format!("cannot read: {e}")),
     }
 }
+
+#[cfg(test)]
+#[path = "mailbox_tests.rs"]
+mod tests;

@@ -9,14 +9,14 @@ use super::approval::{self, Pending, Verdict};
 use super::assess::{self, Assessed};
 use super::host_exec::{self, Ended};
 use super::mailbox::Mailbox;
+use super::replay::Seen;
 use super::repository::{self, Protected};
 use super::{git_env, workdir::WorkDir};
 use crate::coordinator::engine::{Engine, SessionKeys};
 use crate::coordinator::event::Event;
-use crate::coordinator::state::{CliId, RequestId};
+use crate::coordinator::state::RequestId;
 use crate::profile::{AutoApproveRule, RuleDecision};
 use lazaret_protocol::escalation::{EscalationResult, Outcome, SignedRequest, MAX_REQUEST_BYTES};
-use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -52,24 +52,33 @@ impl Service {
         let me = Arc::new(self);
         // The repository host git may run in, as the Git Sentry protected it at the start.
         let protected = Arc::new(repository::discover(&me.workspace));
-        let mut seen: HashMap<String, Instant> = HashMap::new();
-        let mut order: VecDeque<String> = VecDeque::new();
+        let mut seen = Seen::new(MAX_AGE + MAX_AHEAD);
         let mut last_cleanup = Instant::now();
         while !stop.load(Ordering::SeqCst) {
-            for name in me.mailbox.pending() {
-                me.accept(&name, &mut seen, &mut order, &protected);
+            // Junk first (bounded per poll), then the records that are left (SR-14).
+            match me.mailbox.sweep() {
+                Ok(sweep) => {
+                    for (name, why) in &sweep.named {
+                        tracing::warn!(record = %name, "rejected escalation record: {why}");
+                    }
+                    if sweep.removed > sweep.named.len() {
+                        tracing::warn!(
+                            removed = sweep.removed,
+                            deferred = sweep.deferred,
+                            reasons = ?sweep.reasons,
+                            "removed entries from the escalation request dir that are not \
+                             well-formed requests"
+                        );
+                    }
+                    for name in sweep.records {
+                        me.accept(&name, &mut seen, &protected);
+                    }
+                }
+                Err(e) => tracing::error!("reading the escalation request dir: {e:#}"),
             }
             if last_cleanup.elapsed() > Duration::from_secs(30) {
                 me.mailbox.forget_old_results(Duration::from_secs(300));
-                // Replays older than MAX_AGE are refused as stale anyway.
-                while let Some(id) = order.front() {
-                    if seen.get(id).is_some_and(|t| t.elapsed() > 2 * MAX_AGE) {
-                        seen.remove(id);
-                        order.pop_front();
-                    } else {
-                        break;
-                    }
-                }
+                seen.forget_expired();
                 last_cleanup = Instant::now();
             }
             std::thread::sleep(POLL);
@@ -79,8 +88,7 @@ impl Service {
     fn accept(
         self: &Arc<Self>,
         name: &str,
-        seen: &mut HashMap<String, Instant>,
-        order: &mut VecDeque<String>,
+        seen: &mut Seen,
         protected: &Arc<Result<Protected, String>>,
     ) {
         let rejected =
@@ -124,11 +132,9 @@ impl Service {
         if age > MAX_AGE.as_millis() as u64 || ahead > MAX_AHEAD.as_millis() as u64 {
             return rejected("stale (created too long ago, or in the future)");
         }
-        if seen.contains_key(&body.request_id) {
-            return rejected("replayed (this request id was seen before)");
+        if let Err(why) = seen.admit(&body.request_id) {
+            return rejected(why);
         }
-        seen.insert(body.request_id.clone(), Instant::now());
-        order.push_back(body.request_id.clone());
         let model = self.model_id();
         let assessed = assess::assess(
             &self.workspace,
@@ -167,6 +173,7 @@ impl Service {
         let deadline = Instant::now() + Duration::from_secs(u64::from(body.timeout_secs));
         if self.in_flight.fetch_add(1, Ordering::SeqCst) >= MAX_IN_FLIGHT {
             self.in_flight.fetch_sub(1, Ordering::SeqCst);
+            seen.finish(&body.request_id);
             self.engine
                 .escalation_step(Event::Cancel { request: model });
             let res = EscalationResult::new(
@@ -174,15 +181,17 @@ impl Service {
                 Outcome::Denied,
                 "too many escalation requests at once in this Domain; try again",
             );
-            self.deliver(model, cli, &res);
+            self.deliver(model, &session, &req.sig, res);
             return;
         }
         let me = self.clone();
         let req = req.clone();
         let protected = protected.clone();
+        let done = seen.pending_flag(&body.request_id);
         std::thread::spawn(move || {
             me.decide_and_run(&req, model, &session, assessed, &protected, deadline);
             me.in_flight.fetch_sub(1, Ordering::SeqCst);
+            done.store(true, Ordering::SeqCst);
         });
     }
 
@@ -194,10 +203,19 @@ impl Service {
     /// Writes the result (TLA+ `Deliver` to the owner). A request whose session has gone ended
     /// with it (OR-3); its result is still written, so that a client left behind in the sandbox
     /// stops waiting.
-    fn deliver(&self, model: RequestId, cli: CliId, res: &EscalationResult) {
+    /// The result is signed with the session's anchor over the request's signature, so the
+    /// client can tell it came from here for that very request (SR-8).
+    fn deliver(
+        &self,
+        model: RequestId,
+        keys: &SessionKeys,
+        request_sig: &str,
+        mut res: EscalationResult,
+    ) {
+        res.sign(&keys.anchor, request_sig);
         self.engine.escalation_step(Event::Deliver {
             request: model,
-            cli,
+            cli: keys.cli,
         });
         tracing::info!(request = %res.request_id, outcome = ?res.outcome, ran = ?res.ran_argv, "escalation result");
         if let Err(e) = self.mailbox.deliver(&res.request_id, &res.to_bytes()) {
@@ -254,7 +272,7 @@ impl Service {
                 }
             }
         };
-        self.deliver(model, keys.cli, &res);
+        self.deliver(model, keys, &req.sig, res);
     }
 
     /// Runs the approved `argv` (TLA+ `Execute`, `Finish`) and makes its result.

@@ -119,6 +119,30 @@ impl Dev {
             .expect("running sh as the developer")
     }
 
+    /// The developer's Domain Key (see `src/domain/key.rs`), created as Lazaret creates it if
+    /// no Lazaret command made it yet: Domain IDs are keyed with it.
+    pub fn domain_key(&self) -> lazaret_protocol::DomainKey {
+        let out = self.sh(
+            "set -e; d=\"${XDG_DATA_HOME:-$HOME/.local/share}/lazaret\"; mkdir -p -m 700 \"$d\"; \
+             if [ ! -e \"$d/domain-id.key\" ]; then umask 077; t=\"$d/.domain-id.key.$$.tmp\"; \
+             head -c 32 /dev/urandom > \"$t\"; ln \"$t\" \"$d/domain-id.key\" 2>/dev/null || true; \
+             rm -f \"$t\"; fi; od -An -v -tx1 \"$d/domain-id.key\"",
+        );
+        let hex: String = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .collect();
+        let bytes: Vec<u8> = (0..hex.len() / 2)
+            .filter_map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok())
+            .collect();
+        lazaret_protocol::DomainKey::from_bytes(&bytes)
+            .unwrap_or_else(|| panic!("reading the Domain Key: {out:?}"))
+    }
+
+    /// The Domain ID Lazaret gives (`profile`, canonical `workspace`) for this developer.
+    pub fn domain_id(&self, profile: &str, workspace: &Path) -> DomainId {
+        DomainId::derive_keyed(&self.domain_key(), profile, workspace)
+    }
+
     /// A fresh Git workspace owned by the developer, removed (with any leftover containers of
     /// its Domain) when dropped.
     pub fn workspace(&self, name: &str) -> TestWorkspace {
@@ -181,7 +205,7 @@ impl TestWorkspace {
     pub fn at(dev: &Dev, path: PathBuf) -> TestWorkspace {
         TestWorkspace {
             dev: dev.clone(),
-            domain: DomainId::derive(DEFAULT_PROFILE, &path),
+            domain: dev.domain_id(DEFAULT_PROFILE, &path),
             path,
             config_home: None,
             profile: None,
@@ -230,7 +254,7 @@ impl TestWorkspace {
             "writing the test configuration: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        self.domain = DomainId::derive(profile, &self.path);
+        self.domain = self.dev.domain_id(profile, &self.path);
         self.config_home = Some(home);
         self.profile = Some(profile.to_owned());
         self

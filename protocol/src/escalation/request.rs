@@ -169,7 +169,7 @@ impl SignedRequest {
 }
 
 /// The 32 bytes of a well-formed `sig`.
-fn decode_sig(sig: &str) -> Option<[u8; SIG_HEX_LEN / 2]> {
+pub(super) fn decode_sig(sig: &str) -> Option<[u8; SIG_HEX_LEN / 2]> {
     if !is_lower_hex(sig, SIG_HEX_LEN) {
         return None;
     }

@@ -4,14 +4,22 @@
 //! `stdout` and `stderr` are base64 (standard alphabet, padded) of at most [`MAX_OUTPUT_BYTES`]
 //! each; `truncated` says a stream was cut at that cap. `ran_argv` is set when the command that
 //! ran differs from the request (the developer edited it).
+//!
+//! `sig` binds the result to its request (SR-8): the lowercase hex HMAC-SHA256, keyed with the
+//! Session Anchor, of `lazaret.result.v1\0`, the request's own `sig` (64 hex digits), `\0`, and
+//! the result record serialised with `sig` empty. The client checks it with the anchor and the
+//! signature of the request it sent, so a result file it did not get from the coordinator for
+//! that very request — written by another process, or kept from an earlier request — is refused.
 
 use super::{
     check_argv, check_envelope, check_hex, json_error, to_json_line, RecordError, EXIT_CANCELLED,
     EXIT_DENIED, EXIT_FAILED, EXIT_TIMED_OUT, MAX_MESSAGE_BYTES, MAX_OUTPUT_BYTES,
-    MAX_RESULT_BYTES, RECORD_VERSION, REQUEST_ID_HEX_LEN,
+    MAX_RESULT_BYTES, RECORD_VERSION, REQUEST_ID_HEX_LEN, SIG_HEX_LEN,
 };
+use crate::session::SessionAnchor;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
+use hmac::{Hmac, Mac};
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// How a request ended.
@@ -47,7 +55,12 @@ pub struct EscalationResult {
     pub message: String,
     #[serde(deserialize_with = "present")]
     pub ran_argv: Option<Vec<String>>,
+    /// See the module documentation; empty until [`EscalationResult::sign`].
+    pub sig: String,
 }
+
+/// Domain separation of result signatures from request signatures.
+const RESULT_SIG_TAG: &[u8] = b"lazaret.result.v1\0";
 
 /// An `Option` whose key must still be present (`null` for none): keeps parsing exact.
 fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
@@ -80,6 +93,7 @@ impl EscalationResult {
             truncated: false,
             message: clip(message, MAX_MESSAGE_BYTES),
             ran_argv: None,
+            sig: String::new(),
         }
     }
 
@@ -101,6 +115,43 @@ impl EscalationResult {
             truncated: truncated || cut,
             ..EscalationResult::new(request_id, Outcome::Completed, "")
         }
+    }
+
+    fn mac(
+        &self,
+        anchor: &SessionAnchor,
+        request_sig: &str,
+    ) -> Result<Hmac<sha2::Sha256>, RecordError> {
+        let unsigned = EscalationResult {
+            sig: String::new(),
+            ..self.clone()
+        };
+        let body = serde_json::to_vec(&unsigned).map_err(|e| RecordError::Encode(e.to_string()))?;
+        let mut mac = <Hmac<sha2::Sha256> as Mac>::new_from_slice(&anchor.key_bytes())
+            .map_err(|e| RecordError::Encode(e.to_string()))?;
+        mac.update(RESULT_SIG_TAG);
+        mac.update(request_sig.as_bytes());
+        mac.update(b"\0");
+        mac.update(&body);
+        Ok(mac)
+    }
+
+    /// Signs the result for the request whose signature is `request_sig`, with its session's
+    /// anchor.
+    pub fn sign(&mut self, anchor: &SessionAnchor, request_sig: &str) {
+        self.sig = match self.mac(anchor, request_sig) {
+            Ok(mac) => crate::identity::hex(&mac.finalize().into_bytes()),
+            // Unreachable (see `to_json_line`); an empty signature never verifies.
+            Err(_) => String::new(),
+        };
+    }
+
+    /// Checks `sig` (constant time) against the anchor and the request's signature.
+    pub fn verify(&self, anchor: &SessionAnchor, request_sig: &str) -> Result<(), RecordError> {
+        let sig = super::request::decode_sig(&self.sig).ok_or(RecordError::BadSignature)?;
+        self.mac(anchor, request_sig)?
+            .verify_slice(&sig)
+            .map_err(|_| RecordError::BadSignature)
     }
 
     /// The decoded stdout.
@@ -159,6 +210,7 @@ impl EscalationResult {
         if let Some(argv) = &r.ran_argv {
             check_argv(argv)?;
         }
+        check_hex(&r.sig, "sig", SIG_HEX_LEN)?;
         Ok(r)
     }
 }
