@@ -50,11 +50,17 @@
 //! Editor configuration directories named by the profile are hidden behind tmpfs when they exist
 //! as real directories; absent ones are not created and so not hidden.
 
+pub mod control;
 mod editor;
 mod files;
+pub mod guard;
 mod hooks;
+pub mod judge;
 mod linked;
+mod nested;
 mod protect;
+pub mod quarantine;
+pub mod record;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -89,7 +95,8 @@ pub fn plan(workspace_root: &Path, hide_editor_dirs: &[PathBuf]) -> anyhow::Resu
     match std::fs::symlink_metadata(&dotgit) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => p.notes.push(format!(
             "{} is not a Git repository: Git Sentry adds no mounts; a repository created inside \
-             the sandbox (git init) is protected from the next launch on",
+             the sandbox (git init) is renamed aside when the run ends and refused at the next \
+             launch until you accept it (`lazaret git-sentry accept`)",
             workspace_root.display()
         )),
         Err(e) => bail!("cannot inspect {}: {e}", dotgit.display()),
