@@ -76,6 +76,7 @@ pub fn observe(ws: &Path) -> Vec<Observed> {
         }));
         let c = workspace_git_dir(ws, &dotgit, false, &mut out);
         common_dir(&c, &mut out, &mut seen);
+        return dedup(out);
     } else if meta.is_file() {
         let text = parse_gitdir_file(&dotgit);
         let declared = text.as_ref().map(String::clone).unwrap_or_default();
@@ -103,10 +104,21 @@ pub fn observe(ws: &Path) -> Vec<Observed> {
                 let c = workspace_git_dir(ws, g, true, &mut out);
                 out[idx].proven = pointer_proof(ws, g, &c, &out);
                 common_dir(&c, &mut out, &mut seen);
-                return out;
+                return dedup(out);
             }
         }
         out.push(o);
+    }
+    out
+}
+
+/// The first observation of each path (a worktree's admin dir is seen from both sides).
+fn dedup(all: Vec<Observed>) -> Vec<Observed> {
+    let mut out: Vec<Observed> = Vec::new();
+    for o in all {
+        if !out.iter().any(|x| x.file.path == o.file.path) {
+            out.push(o);
+        }
     }
     out
 }

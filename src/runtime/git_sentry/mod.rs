@@ -64,6 +64,8 @@ pub mod record;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_guard;
+#[cfg(test)]
 mod tests_layouts;
 
 use super::mounts::{MountKind, SandboxMount};
