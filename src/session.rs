@@ -184,7 +184,18 @@ impl SessionPlan {
             }
             Attach::Embedded { run, .. } => run(&program, &args, &cancel),
         });
-        let outcome = match session.run_attached(run, prompter) {
+        // Git Sentry watches the workspace's git control files while the command runs.
+        let watching = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let watcher = {
+            let (ws, stop) = (self.domain.workspace.root.clone(), watching.clone());
+            let store = crate::runtime::git_sentry::guard::store_of(&self.domain);
+            std::thread::spawn(move || crate::runtime::git_sentry::guard::watch(&ws, &store, &stop))
+        };
+        let outcome = session.run_attached(run, prompter);
+        watching.store(true, std::sync::atomic::Ordering::SeqCst);
+        let watched = watcher.join().unwrap_or_default();
+        self.tell(&watched, embedded);
+        let outcome = match outcome {
             Ok(o) => o,
             Err(e) => {
                 self.git_sentry_after_run(embedded);
@@ -218,18 +229,25 @@ impl SessionPlan {
         let store = crate::runtime::git_sentry::guard::store_of(&self.domain);
         match crate::runtime::git_sentry::guard::after_run(ws, &store) {
             Ok(report) => {
-                for m in report.messages {
+                for m in &report.messages {
                     tracing::warn!("{m}");
-                    if !embedded {
-                        eprintln!("lazaret: warning: {m}");
-                    }
                 }
+                self.tell(&report.messages, embedded);
             }
             Err(e) => {
                 tracing::warn!("Git Sentry end-of-run check: {e:#}");
                 if !embedded {
                     eprintln!("lazaret: warning: Git Sentry end-of-run check failed: {e:#}");
                 }
+            }
+        }
+    }
+
+    /// Git Sentry's messages on stderr, except in an embedded pane (the TUI owns the screen).
+    fn tell(&self, messages: &[String], embedded: bool) {
+        if !embedded {
+            for m in messages {
+                eprintln!("lazaret: warning: {m}");
             }
         }
     }

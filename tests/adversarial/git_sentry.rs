@@ -294,6 +294,35 @@ fn host_git_after_the_run_does_not_follow_a_planted_commondir() {
     ws.assert_nothing_left();
 }
 
+/// Inside: `echo <canary> > /workspace/.git/commondir`, then keep running — host git run
+/// meanwhile (the developer's other terminal, a shell prompt) would follow it. Expected: while
+/// the sandbox still runs, the file is renamed aside (the session's watch, every 200 ms), and
+/// the developer is told once when the command ends.
+#[test]
+fn commondir_planted_during_a_long_run_is_renamed_aside_while_it_runs() {
+    let dev = Dev::get();
+    let c = canary(&dev);
+    let ws = dev.workspace("gs-watch");
+    let script = format!(
+        "echo '{}' > /workspace/.git/commondir; sleep 2; \
+         ls -A /workspace/.git | grep -c '^commondir$' | sed 's/^/present=/'",
+        c.path.display()
+    );
+    let r = ws.run(&["sh", "-c", &script]);
+    assert!(
+        r.stdout.contains("present=0"),
+        "still there while running: {r:?}"
+    );
+    assert_eq!(
+        r.stderr.matches("changed a git control file").count(),
+        1,
+        "{r:?}"
+    );
+    assert_eq!(quarantined(&ws, ".git", "commondir"), 1);
+    assert_canary_untouched(&c);
+    ws.assert_nothing_left();
+}
+
 /// Inside a workspace that is not a repository: `git init /workspace` with a config whose
 /// `core.fsmonitor` runs a program, waiting for the developer's shell prompt or `git status`.
 /// Expected: the new `.git` is renamed aside at the end of the run and the developer told;

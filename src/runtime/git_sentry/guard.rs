@@ -104,6 +104,61 @@ fn aside(p: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
+/// Renames aside every control file of `ws` that `rec` does not trust and the layout does not
+/// prove harmless; one message each. A file already gone (another session's check got there
+/// first) is skipped. `running`: a `.git` directory that appeared is left for the end of the
+/// run (the agent may be using the repository it just created).
+fn neutralise(ws: &Path, rec: &Record, running: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    for f in judge(&control::observe(ws), Some(rec)) {
+        if running && f.file.kind == super::control::Kind::RepositoryDir {
+            continue;
+        }
+        let what = line(&f);
+        out.push(match rename_aside(&f.file.path) {
+            Ok(new) => format!(
+                "Git Sentry: the sandbox changed a git control file during the run — {what}. \
+                 Renamed it to {} so host git no longer reads it. If you made it yourself: \
+                 `mv -- {} {}` and then `lazaret git-sentry accept`",
+                new.display(),
+                sq(&new),
+                sq(&f.file.path)
+            ),
+            Err(_) if std::fs::symlink_metadata(&f.file.path).is_err() => continue,
+            Err(e) => format!(
+                "Git Sentry: the sandbox changed a git control file during the run — {what}. \
+                 It could not be renamed aside ({e:#}): do not run git in {} before you \
+                 remove it: `mv -- {} {}`",
+                ws.display(),
+                sq(&f.file.path),
+                sq(&aside(&f.file.path))
+            ),
+        });
+    }
+    out
+}
+
+/// How often a running session looks for planted control files.
+pub const WATCH_INTERVAL: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// While a session runs: every [`WATCH_INTERVAL`], planted control files are renamed aside at
+/// once (host git run meanwhile — another terminal, a shell prompt — would follow them). Returns
+/// the messages when `stop` is set. Without a record there is nothing to compare with.
+pub fn watch(ws: &Path, store: &Path, stop: &std::sync::atomic::AtomicBool) -> Vec<String> {
+    let mut out = Vec::new();
+    let Ok(Some(rec)) = record::load(store, ws) else {
+        return out;
+    };
+    while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+        std::thread::sleep(WATCH_INTERVAL);
+        for m in neutralise(ws, &rec, true) {
+            tracing::warn!("{m}");
+            out.push(m);
+        }
+    }
+    out
+}
+
 /// What the end-of-run check did, one message per line for the developer.
 #[derive(Debug, Default)]
 pub struct AfterRun {
@@ -118,28 +173,7 @@ pub fn after_run(ws: &Path, store: &Path) -> anyhow::Result<AfterRun> {
     let Some(mut rec) = record::load(store, ws)? else {
         return Ok(out);
     };
-    let now = control::observe(ws);
-    for f in judge(&now, Some(&rec)) {
-        let what = line(&f);
-        out.messages.push(match rename_aside(&f.file.path) {
-            Ok(new) => format!(
-                "Git Sentry: the sandbox changed a git control file during the run — {what}. \
-                 Renamed it to {} so host git no longer reads it. If you made it yourself: \
-                 `mv -- {} {}` and then `lazaret git-sentry accept`",
-                new.display(),
-                sq(&new),
-                sq(&f.file.path)
-            ),
-            Err(e) => format!(
-                "Git Sentry: the sandbox changed a git control file during the run — {what}. \
-                 It could not be renamed aside ({e:#}): do not run git in {} before you \
-                 remove it: `mv -- {} {}`",
-                ws.display(),
-                sq(&f.file.path),
-                sq(&aside(&f.file.path))
-            ),
-        });
-    }
+    out.messages = neutralise(ws, &rec, false);
     let (nested, truncated) = nested::scan(ws);
     for p in new_nested(&nested, &rec.nested) {
         let dir = ws.join(&p);
