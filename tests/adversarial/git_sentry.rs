@@ -349,6 +349,35 @@ fn git_init_in_a_non_repository_workspace_is_renamed_aside() {
     ws.assert_nothing_left();
 }
 
+/// Inside a workspace that is not a repository: `git init /workspace/evil`, a
+/// `core.fsmonitor` in its config, and `ln -s evil/.git /workspace/.git` — the developer's host
+/// git (or shell prompt) in the workspace would follow the symlink and run it. Expected: the
+/// symlink is renamed aside (nothing behind it touched), the developer told, host `git status`
+/// in the workspace runs nothing; the next launch starts.
+#[test]
+fn a_symlinked_dot_git_planted_inside_is_renamed_aside() {
+    let dev = Dev::get();
+    let ws = plain_dir(&dev, "gs-link");
+    let marker = ws.path.join("FSMONITOR_RAN");
+    let script = format!(
+        "set -e; git init -q /workspace/evil; \
+         printf '[core]\\n\\tfsmonitor = \"touch {m}; false\"\\n' >> /workspace/evil/.git/config; \
+         ln -s evil/.git /workspace/.git",
+        m = marker.display()
+    );
+    let r = ws.run(&["sh", "-c", &script]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(r.stderr.contains("symlinked .git"), "{r:?}");
+    assert_eq!(quarantined(&ws, ".", ".git"), 1);
+    let _ = ws.dev.sh(&format!(
+        "cd '{}' && git status --short >/dev/null 2>&1",
+        ws.path.display()
+    ));
+    assert!(!marker.exists(), "host git ran the sandbox's fsmonitor");
+    assert_eq!(ws.run(&["true"]).code, Some(0));
+    ws.assert_nothing_left();
+}
+
 /// The developer's own linked worktree (`git worktree add` on the host) and a submodule
 /// checkout: launched without any accept step; git works inside.
 #[test]

@@ -21,6 +21,9 @@ pub enum Kind {
     RepositoryDir,
     /// The workspace's `.git` file `gitdir: <path>`: git takes the repository from there.
     GitdirPointer,
+    /// The workspace's `.git` as a symlink: git follows it to a repository (launches refuse it;
+    /// one that appears is renamed aside).
+    RepositoryLink,
     /// `commondir` in a Git directory: git takes config, hooks, objects and refs from there.
     Commondir,
     /// `config.worktree` while `extensions.worktreeConfig` is off: inert until the extension is
@@ -35,6 +38,9 @@ impl Kind {
         match self {
             Kind::RepositoryDir => "a Git directory (host git reads its config)",
             Kind::GitdirPointer => "a `gitdir:` pointer (host git takes the repository from it)",
+            Kind::RepositoryLink => {
+                "a symlinked .git (host git takes the repository from its target)"
+            }
             Kind::Commondir => {
                 "a `commondir` file (host git takes config, hooks and objects from where it points)"
             }
@@ -107,6 +113,22 @@ pub fn observe(ws: &Path) -> Vec<Observed> {
                 return dedup(out);
             }
         }
+        out.push(o);
+    } else if meta.file_type().is_symlink() {
+        let target = std::fs::read_link(&dotgit).unwrap_or_default();
+        let mut o = plain(ControlFile {
+            path: dotgit.clone(),
+            kind: Kind::RepositoryLink,
+            content: target.to_string_lossy().into_owned(),
+            target: Some(target.clone()),
+        });
+        o.invalid = Some(format!(
+            "the sandbox could replace a symlink with a Git directory of its own; if it is yours, \
+             replace it with a pointer file: `rm {} && echo 'gitdir: {}' > {}`",
+            dotgit.display(),
+            std::fs::canonicalize(&dotgit).unwrap_or(target).display(),
+            dotgit.display()
+        ));
         out.push(o);
     }
     out

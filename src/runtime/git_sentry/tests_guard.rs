@@ -172,3 +172,23 @@ fn a_repository_appearing_in_a_recorded_non_repository_is_refused_then_acceptabl
     accept(&ws, &store).unwrap();
     before_start(&ws, &store).unwrap();
 }
+
+#[test]
+fn a_symlinked_dot_git_that_appeared_is_renamed_aside_at_the_end_of_the_run() {
+    let f = Fixture::new();
+    let ws = f.root.join("plain");
+    std::fs::create_dir(&ws).unwrap();
+    let evil = f.repo("evil");
+    let store = f.root.join("store");
+    before_start(&ws, &store).unwrap();
+    std::os::unix::fs::symlink(evil.join(".git"), ws.join(".git")).unwrap();
+    assert_eq!(kinds(&ws), vec![(Kind::RepositoryLink, false, true)]);
+    let report = after_run(&ws, &store).unwrap();
+    assert!(
+        report.messages[0].contains("symlinked .git"),
+        "{:?}",
+        report.messages
+    );
+    assert!(std::fs::symlink_metadata(ws.join(".git")).is_err());
+    assert!(evil.join(".git/config").exists(), "the target was touched");
+}
