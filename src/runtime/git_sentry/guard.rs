@@ -76,7 +76,7 @@ fn refusal(ws: &Path, findings: &[Finding], first: bool) -> String {
         );
     }
     s.push_str(
-        "\nUntil this is resolved, host git in this repository follows these files: do not run \
+        "\nUntil this is resolved, host git in this repository may follow these files: do not run \
          git there. If the sandbox planted them (it can write .git through /workspace), move \
          them aside — nothing is lost and host git stops reading them:",
     );

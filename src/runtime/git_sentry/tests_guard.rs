@@ -192,3 +192,28 @@ fn a_symlinked_dot_git_that_appeared_is_renamed_aside_at_the_end_of_the_run() {
     assert!(std::fs::symlink_metadata(ws.join(".git")).is_err());
     assert!(evil.join(".git/config").exists(), "the target was touched");
 }
+
+#[test]
+fn the_record_is_private_round_trips_and_a_damaged_one_stops_the_start() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = Fixture::new();
+    let ws = f.repo("ws");
+    let store = f.root.join("store");
+    before_start(&ws, &store).unwrap();
+    let mode = std::fs::metadata(&store).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700);
+    let rec = super::record::load(&store, &ws).unwrap().unwrap();
+    assert_eq!(rec.workspace, ws);
+    assert_eq!(rec.files.len(), 1);
+    let path = super::record::record_path(&store, &ws);
+    std::fs::write(&path, "{not json").unwrap();
+    let e = err(before_start(&ws, &store));
+    assert!(
+        e.contains("damaged") && e.contains("git-sentry accept"),
+        "{e}"
+    );
+    // Another workspace's record under this name is refused too.
+    let other = super::record::Record::new(Path::new("/elsewhere"), Vec::new(), Vec::new());
+    std::fs::write(&path, serde_json::to_string(&other).unwrap()).unwrap();
+    assert!(err(before_start(&ws, &store)).contains("not this workspace's"));
+}
