@@ -465,3 +465,38 @@ fn a_nested_repository_created_inside_is_reported() {
     assert!(!r.stderr.contains("a repository appeared"), "{r:?}");
     ws.assert_nothing_left();
 }
+
+/// The developer has a nested repository `vendor/lib` committed as a gitlink in the workspace
+/// repository (its `.git` is a directory inside the working tree, so no mount protects its
+/// config). Inside: add a `core.fsmonitor` to `/workspace/vendor/lib/.git/config` and touch a
+/// file there — the developer's next plain `git status` in the workspace enters the gitlink and
+/// runs it. Expected: at the end of the run that config is renamed aside and the developer told;
+/// host `git status` in the workspace runs nothing.
+#[test]
+fn a_nested_repository_config_rewritten_inside_is_renamed_aside() {
+    let dev = Dev::get();
+    let ws = dev.workspace("gs-gitlink");
+    ws.host_sh(&format!(
+        "set -e; git init -q vendor/lib; {GIT} -C vendor/lib commit -q --allow-empty -m lib; \
+         git add vendor/lib 2>/dev/null; {GIT} commit -qm 'vendor lib'"
+    ));
+    let marker = ws.path.join("FSMONITOR_RAN");
+    let script = format!(
+        "set -e; printf '[core]\\n\\tfsmonitor = \"touch {m}; false\"\\n' \
+         >> /workspace/vendor/lib/.git/config; touch /workspace/vendor/lib/dirty",
+        m = marker.display()
+    );
+    let r = ws.run(&["sh", "-c", &script]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(r.stderr.contains("of the nested repository"), "{r:?}");
+    assert_eq!(quarantined(&ws, "vendor/lib/.git", "config"), 1);
+    let _ = ws.dev.sh(&format!(
+        "cd '{}' && git status --short >/dev/null 2>&1",
+        ws.path.display()
+    ));
+    assert!(
+        !marker.exists(),
+        "host git status ran the sandbox's fsmonitor"
+    );
+    ws.assert_nothing_left();
+}

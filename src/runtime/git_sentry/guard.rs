@@ -3,7 +3,7 @@
 //! developer's `lazaret git-sentry accept`.
 
 use super::control::{self, Observed};
-use super::judge::{judge, new_nested, Finding};
+use super::judge::{changed_nested, judge, new_nested, Finding};
 use super::nested;
 use super::quarantine::rename_aside;
 use super::record::{self, Record};
@@ -48,10 +48,8 @@ pub fn before_start(ws: &Path, store: &Path) -> anyhow::Result<()> {
     if !findings.is_empty() {
         bail!("{}", refusal(ws, &findings, rec.is_none()));
     }
-    let nested = match &rec {
-        Some(r) => r.nested.clone(),
-        None => nested::scan(ws).0,
-    };
+    // The nested repositories as the developer left them: the end of the run compares.
+    let nested = nested::scan(ws).0;
     record::save(store, &Record::new(ws, files(&now), nested))
 }
 
@@ -174,24 +172,61 @@ pub fn after_run(ws: &Path, store: &Path) -> anyhow::Result<AfterRun> {
         return Ok(out);
     };
     out.messages = neutralise(ws, &rec, false);
-    let (nested, truncated) = nested::scan(ws);
-    for p in new_nested(&nested, &rec.nested) {
-        let dir = ws.join(&p);
+    let (mut nested, truncated) = nested::scan(ws);
+    let changed = changed_nested(&nested, &rec.nested);
+    for n in &changed {
+        let dir = ws.join(&n.path);
+        let file = if n.is_dir() && rec.nested.iter().any(|b| b.path == n.path && b.is_dir()) {
+            dir.join("config")
+        } else {
+            dir.clone()
+        };
+        let top = dir.parent().unwrap_or(ws);
+        out.messages.push(match rename_aside(&file) {
+            Ok(new) => format!(
+                "Git Sentry: the sandbox changed {} of the nested repository in {} during the \
+                 run; host git there — and `git status` in the workspace when it is a submodule \
+                 or a staged gitlink — would obey it. Renamed it to {}; after checking it, \
+                 restore it with `mv -- {} {}`",
+                file.display(),
+                top.display(),
+                new.display(),
+                sq(&new),
+                sq(&file)
+            ),
+            Err(_) if std::fs::symlink_metadata(&file).is_err() => continue,
+            Err(e) => format!(
+                "Git Sentry: the sandbox changed {} of the nested repository in {} during the \
+                 run and it could not be renamed aside ({e:#}): do not run git in the workspace \
+                 before you move it: `mv -- {} {}`",
+                file.display(),
+                top.display(),
+                sq(&file),
+                sq(&aside(&file))
+            ),
+        });
+    }
+    for n in new_nested(&nested, &rec.nested) {
+        let dir = ws.join(&n.path);
         let top = dir.parent().unwrap_or(ws);
         out.messages.push(format!(
             "Git Sentry: a repository appeared at {} during the run; the sandbox may have written \
-             its configuration, which host git obeys in {} (filters, core.fsmonitor, core.pager… \
-             run programs): do not run git there before checking it (`cat {}`), or remove it: \
+             its configuration, which host git obeys in {} — and `git status` in the workspace \
+             when it is staged as a gitlink (filters, core.fsmonitor, core.pager… run \
+             programs): do not run git there before checking it (`cat {}`), or remove it: \
              `rm -rf -- {}`",
             dir.display(),
             top.display(),
-            sq(&if dir.is_dir() {
+            sq(&if n.is_dir() {
                 dir.join("config")
             } else {
                 dir.clone()
             }),
             sq(&dir)
         ));
+    }
+    if !changed.is_empty() {
+        nested = nested::scan(ws).0;
     }
     if truncated {
         tracing::info!(

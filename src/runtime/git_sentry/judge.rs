@@ -2,6 +2,7 @@
 //! host must not take on trust.
 
 use super::control::{Kind, Observed};
+use super::nested::Nested;
 use super::record::{ControlFile, Record};
 
 /// A control file the host does not trust.
@@ -45,12 +46,18 @@ pub fn judge(now: &[Observed], record: Option<&Record>) -> Vec<Finding> {
 }
 
 /// Nested `.git` entries in `now` that `before` did not list.
-pub fn new_nested(
-    now: &[std::path::PathBuf],
-    before: &[std::path::PathBuf],
-) -> Vec<std::path::PathBuf> {
+pub fn new_nested(now: &[Nested], before: &[Nested]) -> Vec<Nested> {
     now.iter()
-        .filter(|p| !before.contains(p))
+        .filter(|n| !before.iter().any(|b| b.path == n.path))
+        .cloned()
+        .collect()
+}
+
+/// Nested `.git` entries whose fingerprint changed since `before` (config rewritten, pointer
+/// redirected, a directory replaced by a file or symlink).
+pub fn changed_nested(now: &[Nested], before: &[Nested]) -> Vec<Nested> {
+    now.iter()
+        .filter(|n| before.iter().any(|b| b.path == n.path && b != *n))
         .cloned()
         .collect()
 }
@@ -127,9 +134,18 @@ mod tests {
     }
 
     #[test]
-    fn new_nested_lists_only_new_entries() {
-        let before = vec![PathBuf::from("a/.git")];
-        let now = vec![PathBuf::from("a/.git"), PathBuf::from("b/.git")];
-        assert_eq!(new_nested(&now, &before), vec![PathBuf::from("b/.git")]);
+    fn nested_entries_new_and_changed() {
+        let n = |p: &str, f: &str| Nested {
+            path: PathBuf::from(p),
+            fingerprint: f.into(),
+        };
+        let before = vec![n("a/.git", "dir:1"), n("c/.git", "file:1")];
+        let now = vec![
+            n("a/.git", "dir:2"),
+            n("b/.git", "dir:1"),
+            n("c/.git", "file:1"),
+        ];
+        assert_eq!(new_nested(&now, &before), vec![n("b/.git", "dir:1")]);
+        assert_eq!(changed_nested(&now, &before), vec![n("a/.git", "dir:2")]);
     }
 }

@@ -36,12 +36,16 @@ pub struct Record {
     pub version: u32,
     pub workspace: PathBuf,
     pub files: Vec<ControlFile>,
-    /// Nested `.git` entries under the workspace (relative paths), as last seen.
-    pub nested: Vec<PathBuf>,
+    /// Nested `.git` entries under the workspace, as last seen.
+    pub nested: Vec<super::nested::Nested>,
 }
 
 impl Record {
-    pub fn new(workspace: &Path, files: Vec<ControlFile>, nested: Vec<PathBuf>) -> Record {
+    pub fn new(
+        workspace: &Path,
+        files: Vec<ControlFile>,
+        nested: Vec<super::nested::Nested>,
+    ) -> Record {
         Record {
             version: VERSION,
             workspace: workspace.to_path_buf(),

@@ -157,6 +157,13 @@ fn after_run_renames_new_redirectors_aside_and_reports_nested_repositories_once(
     assert_eq!(aside.len(), 1);
     assert!(after_run(&ws, &store).unwrap().messages.is_empty());
     before_start(&ws, &store).unwrap();
+    // The nested repository's config rewritten during the next run: renamed aside, told once.
+    std::fs::write(ws.join("sub/.git/config"), "[core]\n\tfsmonitor = x\n").unwrap();
+    let report = after_run(&ws, &store).unwrap();
+    assert_eq!(report.messages.len(), 1, "{:?}", report.messages);
+    assert!(report.messages[0].contains("of the nested repository"));
+    assert!(!ws.join("sub/.git/config").exists());
+    assert!(after_run(&ws, &store).unwrap().messages.is_empty());
 }
 
 #[test]
