@@ -193,6 +193,7 @@ impl SessionPlan {
         };
         let outcome = session.run_attached(run, prompter);
         watching.store(true, std::sync::atomic::Ordering::SeqCst);
+        watcher.thread().unpark();
         let watched = watcher.join().unwrap_or_default();
         self.tell(&watched, embedded);
         let outcome = match outcome {

@@ -141,14 +141,18 @@ pub const WATCH_INTERVAL: std::time::Duration = std::time::Duration::from_millis
 
 /// While a session runs: every [`WATCH_INTERVAL`], planted control files are renamed aside at
 /// once (host git run meanwhile — another terminal, a shell prompt — would follow them). Returns
-/// the messages when `stop` is set. Without a record there is nothing to compare with.
+/// the messages when `stop` is set (unpark the thread to end it at once). Without a record there is nothing to compare with.
 pub fn watch(ws: &Path, store: &Path, stop: &std::sync::atomic::AtomicBool) -> Vec<String> {
     let mut out = Vec::new();
     let Ok(Some(rec)) = record::load(store, ws) else {
         return out;
     };
     while !stop.load(std::sync::atomic::Ordering::SeqCst) {
-        std::thread::sleep(WATCH_INTERVAL);
+        // Woken early by `unpark` when the session ends (no latency added to the run's end).
+        std::thread::park_timeout(WATCH_INTERVAL);
+        if stop.load(std::sync::atomic::Ordering::SeqCst) {
+            break;
+        }
         for m in neutralise(ws, &rec, true) {
             tracing::warn!("{m}");
             out.push(m);
