@@ -31,6 +31,7 @@ fn main() -> ExitCode {
             Command::Doctor(args) => cli::doctor::execute(&layout, args),
             Command::Config(args) => cli::config::execute(&layout, args),
             Command::Profile(args) => cli::profile::execute(&layout, args),
+            Command::GitSentry(args) => cli::git_sentry::execute(&layout, args),
             Command::Coordinator(args) => cli::coordinator::execute(&layout, args),
             Command::StateAnchorNs(args) => cli::state_anchor_ns::execute(args),
         }

@@ -94,8 +94,8 @@ impl SessionPlan {
         if std::fs::symlink_metadata(domain.workspace.root.join(".git")).is_err() {
             eprintln!(
                 "lazaret: note: {} is not a Git repository: no Git Sentry protections or Ignored \
-                 Workspace State apply; a repository created inside (git init) is protected from \
-                 the next launch on",
+                 Workspace State apply; a repository created inside (git init) is renamed aside \
+                 when the run ends (see docs/git-sentry.md)",
                 domain.workspace.root.display()
             );
         }
@@ -129,6 +129,7 @@ impl SessionPlan {
             "session registered"
         );
         let tty = matches!(attach, Attach::Terminal | Attach::Embedded { .. });
+        let embedded = matches!(attach, Attach::Embedded { .. });
         let workdir = self.domain.workspace.sandbox_cwd().display().to_string();
         let sandbox_name = session.attach(&self.command, &workdir, tty)?;
         crate::profile_setup::ensure(&self.domain, &self.profile, &sandbox_name)?;
@@ -183,19 +184,72 @@ impl SessionPlan {
             }
             Attach::Embedded { run, .. } => run(&program, &args, &cancel),
         });
-        let outcome = session.run_attached(run, prompter)?;
+        // Git Sentry watches the workspace's git control files while the command runs.
+        let watching = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let watcher = {
+            let (ws, stop) = (self.domain.workspace.root.clone(), watching.clone());
+            let store = crate::runtime::git_sentry::guard::store_of(&self.domain);
+            std::thread::spawn(move || crate::runtime::git_sentry::guard::watch(&ws, &store, &stop))
+        };
+        let outcome = session.run_attached(run, prompter);
+        watching.store(true, std::sync::atomic::Ordering::SeqCst);
+        watcher.thread().unpark();
+        let watched = watcher.join().unwrap_or_default();
+        self.tell(&watched, embedded);
+        let outcome = match outcome {
+            Ok(o) => o,
+            Err(e) => {
+                self.git_sentry_after_run(embedded);
+                return Err(e);
+            }
+        };
         match outcome {
             Attached::Exited(code) => {
                 tracing::info!(code, "command ended");
                 if session.leave()? {
                     self.wait_for_teardown();
                 }
+                self.git_sentry_after_run(embedded);
                 Ok((code, session_id))
             }
-            Attached::CoordinatorGone(reason) => bail!(
+            Attached::CoordinatorGone(reason) => {
+                self.git_sentry_after_run(embedded);
+                bail!(
                 "the session ended because the Domain's Session Coordinator went away: {reason}; \
                  the command was stopped. The next `lazaret run` recovers the Domain"
-            ),
+                )
+            }
+        }
+    }
+
+    /// Git Sentry at the end of every run: git control files the sandbox planted during the
+    /// run are renamed aside, nested repositories it created are reported — on stderr, except
+    /// in an embedded pane (the log only; the TUI owns the screen).
+    fn git_sentry_after_run(&self, embedded: bool) {
+        let ws = &self.domain.workspace.root;
+        let store = crate::runtime::git_sentry::guard::store_of(&self.domain);
+        match crate::runtime::git_sentry::guard::after_run(ws, &store) {
+            Ok(report) => {
+                for m in &report.messages {
+                    tracing::warn!("{m}");
+                }
+                self.tell(&report.messages, embedded);
+            }
+            Err(e) => {
+                tracing::warn!("Git Sentry end-of-run check: {e:#}");
+                if !embedded {
+                    eprintln!("lazaret: warning: Git Sentry end-of-run check failed: {e:#}");
+                }
+            }
+        }
+    }
+
+    /// Git Sentry's messages on stderr, except in an embedded pane (the TUI owns the screen).
+    fn tell(&self, messages: &[String], embedded: bool) {
+        if !embedded {
+            for m in messages {
+                eprintln!("lazaret: warning: {m}");
+            }
         }
     }
 

@@ -4,6 +4,7 @@ pub mod config;
 pub mod coordinator;
 pub mod doctor;
 pub mod exec;
+pub mod git_sentry;
 pub mod net;
 pub mod profile;
 pub mod ps;
@@ -41,6 +42,7 @@ pub enum Command {
     Doctor(doctor::DoctorArgs),
     Config(config::ConfigArgs),
     Profile(profile::ProfileArgs),
+    GitSentry(git_sentry::GitSentryArgs),
     #[command(name = "__coordinator", hide = true)]
     Coordinator(coordinator::CoordinatorArgs),
     #[command(name = "__state-anchor", hide = true)]

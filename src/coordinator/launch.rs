@@ -8,7 +8,7 @@ use crate::domain::lock::LifecycleLock;
 use crate::runtime::domain_runtime::DomainRuntime;
 use crate::runtime::podman::Podman;
 use anyhow::{bail, Context};
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
@@ -150,6 +150,13 @@ fn read_report(ready: OwnedFd) -> anyhow::Result<String> {
             .context("reading the Session Coordinator's report")?;
         match line.strip_prefix("note: ") {
             Some(note) => eprintln!("lazaret: {}", note.trim_end()),
+            None if line.starts_with("error: ") => {
+                // An error may span lines (a Git Sentry refusal lists files and commands); the
+                // coordinator exits after it, so the rest ends at EOF.
+                let mut rest = String::new();
+                let _ = std::io::Read::take(&mut reader, 64 * 1024).read_to_string(&mut rest);
+                return Ok(line + &rest);
+            }
             None => return Ok(line),
         }
     }

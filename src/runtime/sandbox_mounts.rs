@@ -35,6 +35,8 @@ pub fn plan(
         false,
         "Agent Workspace",
     ));
+    // Git control files the sandbox may have planted are refused before anything starts.
+    git_sentry::guard::before_start(ws, &git_sentry::guard::store_of(domain))?;
     let sentry = git_sentry::plan(ws, &profile.hide_editor_dirs)?;
     out.notes.extend(sentry.notes);
     // A mount cannot pin a symlink: the sandbox could replace it with a directory of its own

@@ -41,22 +41,32 @@
 //!
 //! **Still writable** under the Git directory, which is what makes git work inside: `objects/`,
 //! `refs/`, `packed-refs`, `HEAD`, `index`, `logs/`, `info/` and the rest. The sandbox can
-//! therefore damage history or stage anything, and it can create repositories the host git may
-//! enter later (a nested repository staged as a gitlink, a rewritten submodule `.git` file, a
-//! new `<gitdir>/commondir`): Lazaret's own host-side git must never trust repository
-//! configuration (`core.hooksPath`, `core.fsmonitor`, filters…), and docs/git-sentry.md tells
-//! the developer the same.
+//! therefore damage history or stage anything, and it can create files and repositories the
+//! host git may follow later (a new `<gitdir>/commondir`, a `.git` pointer, `config.worktree`,
+//! `alternates`, a nested repository staged as a gitlink): [`guard`] refuses such control files
+//! at start unless the developer's record ([`record`]) or the layout itself proves them, renames
+//! planted ones aside while and after a session runs, and reports nested repositories. Lazaret's
+//! own host-side git must still never trust repository configuration (`core.hooksPath`,
+//! `core.fsmonitor`, filters…), and docs/git-sentry.md tells the developer the same.
 //!
 //! Editor configuration directories named by the profile are hidden behind tmpfs when they exist
 //! as real directories; absent ones are not created and so not hidden.
 
+pub mod control;
 mod editor;
 mod files;
+pub mod guard;
 mod hooks;
+pub mod judge;
 mod linked;
+mod nested;
 mod protect;
+pub mod quarantine;
+pub mod record;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_guard;
 #[cfg(test)]
 mod tests_layouts;
 
@@ -89,7 +99,8 @@ pub fn plan(workspace_root: &Path, hide_editor_dirs: &[PathBuf]) -> anyhow::Resu
     match std::fs::symlink_metadata(&dotgit) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => p.notes.push(format!(
             "{} is not a Git repository: Git Sentry adds no mounts; a repository created inside \
-             the sandbox (git init) is protected from the next launch on",
+             the sandbox (git init) is renamed aside when the run ends and refused at the next \
+             launch until you accept it (`lazaret git-sentry accept`)",
             workspace_root.display()
         )),
         Err(e) => bail!("cannot inspect {}: {e}", dotgit.display()),
