@@ -442,15 +442,18 @@ impl SandboxModes {
             .any(|m| self.private.get(m) == Some(&true))
     }
 
-    /// The bytes that give the sandbox back the modes the prompt changed (its own setting,
-    /// else the terminal's default): alternate screen first, then the modes, then the
-    /// scroll region (which homes the cursor; the program's redraw follows).
+    /// The bytes that give the sandbox back the modes the prompt's clean screen changed (see
+    /// `prompt::CLEAN`): its own setting where it differs from what the prompt left, and
+    /// bracketed paste (the prompt turned it on) back to the sandbox's setting or off.
+    /// Alternate screen first; origin mode and the scroll region only when the sandbox had
+    /// them (both home the cursor; the program's redraw follows).
     pub fn restore(&self) -> String {
         let mut s = String::new();
         if self.alt_screen() {
             s.push_str("\x1b[?1049h");
         }
-        let defaults: [(u16, bool); 13] = [
+        // (mode, what the clean screen left)
+        let left: [(u16, bool); 10] = [
             (5, false),
             (6, false),
             (7, true),
@@ -460,14 +463,17 @@ impl SandboxModes {
             (1002, false),
             (1003, false),
             (1004, false),
-            (1005, false),
-            (1006, false),
-            (1015, false),
-            (2004, false),
+            (2004, true),
         ];
-        for (mode, default) in defaults {
-            let on = self.private.get(&mode).copied().unwrap_or(default);
-            s.push_str(&format!("\x1b[?{mode}{}", if on { 'h' } else { 'l' }));
+        for (mode, after_clean) in left {
+            let theirs = self.private.get(&mode).copied();
+            let want = match mode {
+                2004 => theirs.unwrap_or(false),
+                _ => theirs.unwrap_or(after_clean),
+            };
+            if want != after_clean {
+                s.push_str(&format!("\x1b[?{mode}{}", if want { 'h' } else { 'l' }));
+            }
         }
         if self.insert == Some(true) {
             s.push_str("\x1b[4h");
