@@ -196,7 +196,13 @@ fn modes_are_tracked_and_restored() {
     }
     // What the clean screen left as the sandbox wants it is not sent again; 1006 (an
     // encoding) is never touched.
-    for part in ["\x1b[?2004", "\x1b[?1003", "\x1b[?7", "\x1b[?6", "\x1b[?1006"] {
+    for part in [
+        "\x1b[?2004",
+        "\x1b[?1003",
+        "\x1b[?7",
+        "\x1b[?6",
+        "\x1b[?1006",
+    ] {
         assert!(!r.contains(part), "{part:?} in {r:?}");
     }
     assert!(r.ends_with("\x1b[23;24r"), "{r:?}");
