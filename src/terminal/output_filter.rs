@@ -446,7 +446,8 @@ impl SandboxModes {
     /// `prompt::CLEAN`): its own setting where it differs from what the prompt left, and
     /// bracketed paste (the prompt turned it on) back to the sandbox's setting or off.
     /// Alternate screen first; origin mode and the scroll region only when the sandbox had
-    /// them (both home the cursor; the program's redraw follows).
+    /// them (the scroll region with the cursor saved and restored around it, as DECSTBM
+    /// homes it; origin mode homes it too, and the program's redraw follows).
     pub fn restore(&self) -> String {
         let mut s = String::new();
         if self.alt_screen() {
@@ -479,7 +480,12 @@ impl SandboxModes {
             s.push_str("\x1b[4h");
         }
         if let Some(region) = &self.scroll_region {
-            s.push_str(&format!("\x1b[{region}r"));
+            if self.private.get(&6) == Some(&true) {
+                s.push_str(&format!("\x1b[{region}r"));
+            } else {
+                // DECSTBM homes the cursor: keep it below the card (DECSC/DECRC).
+                s.push_str(&format!("\x1b7\x1b[{region}r\x1b8"));
+            }
         }
         s
     }

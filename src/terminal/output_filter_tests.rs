@@ -205,7 +205,7 @@ fn modes_are_tracked_and_restored() {
     ] {
         assert!(!r.contains(part), "{part:?} in {r:?}");
     }
-    assert!(r.ends_with("\x1b[23;24r"), "{r:?}");
+    assert!(r.ends_with("\x1b7\x1b[23;24r\x1b8"), "{r:?}");
     f.filter(b"\x1b[?1049l\x1b[r\x1bc", &mut out);
     assert_eq!(f.modes, SandboxModes::default());
     // A sandbox that set nothing: only bracketed paste goes back off; nothing moves the
