@@ -225,7 +225,7 @@ fn a_two_row_scroll_region_cannot_hide_the_card() {
     st.tmux
         .wait_screen("t", "the approval", |s| s.contains("rc=0"));
     assert!(st.marker.exists());
-    st.type_line("printf '\\e[r'");
+    st.type_line("printf '\\e[r\\e[2J\\e[H'");
     st.exit();
 }
 
@@ -370,48 +370,52 @@ fn a_key_held_down_as_the_card_appears_never_decides() {
         "sleep 1; lazaret-escalate -- touch '{}'; echo rc=$?",
         st.marker.display()
     ));
-    // Auto-repeat: 'a' every 30 ms from a loop of the developer's, from before the card
-    // until told to stop; each send's time is logged to prove the repeat never paused.
-    let home = ws.config_home.clone().expect("config home");
-    let (stop, log) = (home.join("stop"), home.join("sent"));
-    // The tmux server's socket, as tests/support/tmux.rs names it.
+    // Auto-repeat: 'a' every 30 ms through one tmux control-mode client (no process per
+    // key), from before the card until 1.5 s after it appeared; each send's time is kept to
+    // prove the repeat never paused.
     let sock = format!("lazaret-test-held-{}", std::process::id());
-    let repeat = dev
-        .command("sh")
-        .arg("-c")
-        .arg(format!(
-            "while [ ! -e '{stop}' ]; do tmux -f /dev/null -L '{sock}' send-keys -t t a; \
-             date +%s%N >> '{log}'; sleep 0.03; done",
-            stop = stop.display(),
-            log = log.display(),
-        ))
+    let mut control = dev
+        .command("tmux")
+        .args(["-f", "/dev/null", "-L", &sock, "-C", "attach", "-t", "t"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
         .spawn()
-        .expect("the key repeat loop");
+        .expect("a tmux control client");
+    let mut keys_in = control.stdin.take().expect("control stdin");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stopped = stop.clone();
+    let sender = std::thread::spawn(move || {
+        use std::io::Write;
+        let mut sent = Vec::new();
+        while !stopped.load(std::sync::atomic::Ordering::SeqCst) {
+            let _ = keys_in.write_all(b"send-keys -t t a\n");
+            let _ = keys_in.flush();
+            sent.push(std::time::Instant::now());
+            std::thread::sleep(Duration::from_millis(30));
+        }
+        sent
+    });
     let appeared = wait_for(Duration::from_secs(60), || {
         st.visible().contains("│ command  [\"touch\"").then_some(())
     });
     if appeared.is_some() {
         std::thread::sleep(Duration::from_millis(1500));
     }
-    let _ = dev.sh(&format!("touch '{}'", stop.display()));
-    let _ = repeat.wait_with_output();
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let sent = sender.join().unwrap_or_default();
+    let _ = control.kill();
+    let _ = control.wait();
     assert!(appeared.is_some(), "no card:\n{}", st.tmux.screen("t"));
-    let times: Vec<u128> = std::fs::read_to_string(&log)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| l.trim().parse().ok())
-        .collect();
-    let longest_gap = times
+    let longest_gap = sent
         .windows(2)
         .map(|w| w[1] - w[0])
         .max()
-        .unwrap_or(u128::MAX);
-    assert!(times.len() > 20, "the repeat loop did not run: {times:?}");
+        .unwrap_or(Duration::MAX);
+    assert!(sent.len() > 20, "the repeat did not run");
     assert!(
-        longest_gap < 250_000_000,
-        "the repeat loop stalled for {} ms (the guard rightly lets a key after 300 ms of \
-         quiet through): rerun on a less loaded machine",
-        longest_gap / 1_000_000
+        longest_gap < Duration::from_millis(250),
+        "the key repeat stalled for {longest_gap:?} (the guard rightly lets a key after \
+         300 ms of quiet through): rerun on a less loaded machine"
     );
     st.assert_undecided("while a key was held");
     // Released, looked, pressed: that one counts.
