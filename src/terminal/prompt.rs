@@ -4,7 +4,7 @@
 //!
 //! Only a real keypress decides (docs/escalation.md, "The approval prompt"):
 //! - the card is drawn on a clean screen: whatever sequence the sandbox left unfinished is
-//!   abandoned (CAN), the alternate screen left, and every mode that could hide or disguise
+//!   abandoned (CAN, ST), the alternate screen left, and every mode that could hide or disguise
 //!   the card reset ([`CLEAN`]); the sandbox's screen scrolls into the history, so no spoofed
 //!   card stays next to the real one;
 //! - the card is flushed to the terminal (`tcdrain`) and input typed before it was visible is
@@ -30,12 +30,13 @@ use std::time::{Duration, Instant};
 const TICK: Duration = Duration::from_millis(50);
 const EDIT_PREFIX: &str = "  edit> ";
 
-/// Before the card: abandon any unfinished sequence (CAN); leave the alternate screen (its
+/// Before the card: abandon any unfinished sequence (CAN, then ST: tmux's DCS passthrough
+/// `ESC Ptmux;` takes CAN as content and ends only at `ESC \`); leave the alternate screen (its
 /// DECRC may restore the sandbox's saved modes, so it comes first); full-screen scroll
 /// region; origin mode off; autowrap on; insert mode off; reverse video off; cursor visible;
 /// G0 and G1 ASCII with G0 active (no DEC line-drawing letters); SGR reset; mouse and focus
 /// reports off; bracketed paste on (a paste is never a keypress).
-pub const CLEAN: &str = "\x18\x1b[?1049l\x1b[r\x1b[?6l\x1b[?7h\x1b[4l\x1b[?5l\x1b[?25h\
+pub const CLEAN: &str = "\x18\x1b\\\x1b[?1049l\x1b[r\x1b[?6l\x1b[?7h\x1b[4l\x1b[?5l\x1b[?25h\
 \x1b(B\x1b)B\x0f\x1b[0m\x1b[?9l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1004l\x1b[?2004h";
 
 /// [`CLEAN`], then the whole screen scrolled into the history (the card then starts at the

@@ -137,7 +137,11 @@ impl<'a> Stage<'a> {
             !s.contains("→ approved") && !s.contains("→ denied"),
             "{what}:\n{s}"
         );
-        assert!(!s.contains("rc="), "{what}: the escalation ended:\n{s}");
+        let ended = s.lines().any(|l| {
+            l.strip_prefix("rc=")
+                .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+        });
+        assert!(!ended, "{what}: the escalation ended:\n{s}");
         assert!(!self.marker.exists(), "{what}: the command ran on the host");
     }
 
@@ -256,14 +260,15 @@ fn alternate_screen_origin_mode_reverse_video_hidden_cursor_and_line_drawing_can
     st.exit();
 }
 
-/// Attack: leave an OSC string unterminated (`printf '\e]0;'`) right before escalating, so
-/// the terminal swallows the card into the window title.
+/// Attack: leave a control string unterminated right before escalating — a DCS (`printf
+/// '\ePtmux;'`: tmux's passthrough, which takes `ESC x` pairs as content) and an OSC title —
+/// so that the terminal swallows the card.
 #[test]
-fn an_unterminated_osc_cannot_swallow_the_card() {
+fn an_unterminated_control_string_cannot_swallow_the_card() {
     let dev = Dev::get();
     let ws = workspace(&dev, "adv-osc-open", "");
     let st = Stage::start(&dev, &ws, "oscopen");
-    let screen = st.escalate_after("printf '\\e]2;swallowed '; ");
+    let screen = st.escalate_after("printf '\\e]2;swallowed \\ePtmux;'; ");
     st.assert_card_visible(&screen);
     assert!(!st.format("#{pane_title}").contains("lazaret"));
     st.deny();
@@ -318,7 +323,9 @@ fn mouse_and_focus_reports_in_every_encoding_never_decide() {
     let screen = st.escalate_after("printf '\\e[?1000h\\e[?1003h\\e[?1004h\\e[?1006h'; ");
     st.assert_card_visible(&screen);
     std::thread::sleep(LOOK);
-    let reports: [&[u8]; 8] = [
+    let reports: [&[u8]; 9] = [
+        // A click at column 161, row 65 in UTF-8 (1005) mode: `á` then `a`.
+        "\x1b[M \u{e1}a".as_bytes(),
         b"\x1b[M aa",
         b"\x1b[M`yd",
         "\x1b[M \u{e1}\u{79f}".as_bytes(),
