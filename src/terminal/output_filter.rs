@@ -40,9 +40,12 @@ const MAX_CSI: usize = 64;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     Ground,
-    /// After ESC (held); `swallow_st`: it ended a blocked string, so `ESC \` is dropped too.
+    /// After ESC (held; two when doubled inside a string, tmux's passthrough form);
+    /// `swallow_st`: it ended a blocked string, so `ESC \` is dropped too; `in_string`: it
+    /// ended a passed string.
     Esc {
         swallow_st: bool,
+        in_string: bool,
     },
     Csi,
     /// An OSC whose number is not known yet: introducer and head held in `held`.
@@ -151,7 +154,10 @@ impl OutputFilter {
                 ESC => self.enter_esc(false),
                 _ => out.push(b),
             },
-            State::Esc { swallow_st } => self.after_esc(b, swallow_st, out),
+            State::Esc {
+                swallow_st,
+                in_string,
+            } => self.after_esc(b, swallow_st, in_string, out),
             State::Csi => self.in_csi(b, out),
             State::OscHead => match b {
                 BEL | CAN | SUB | ESC => {
@@ -168,7 +174,13 @@ impl OutputFilter {
                     out.push(b);
                     self.state = State::Ground;
                 }
-                ESC => self.enter_esc(false),
+                ESC => {
+                    self.enter_esc(false);
+                    self.state = State::Esc {
+                        swallow_st: false,
+                        in_string: true,
+                    };
+                }
                 _ => out.push(b),
             },
             State::Drop => match b {
@@ -206,7 +218,10 @@ impl OutputFilter {
     fn enter_esc(&mut self, swallow_st: bool) {
         self.held.clear();
         self.held.push(ESC);
-        self.state = State::Esc { swallow_st };
+        self.state = State::Esc {
+            swallow_st,
+            in_string: false,
+        };
     }
 
     /// A C1 control (8-bit or UTF-8 encoded as `intro`) in the current state.
@@ -257,10 +272,37 @@ impl OutputFilter {
         }
     }
 
-    fn after_esc(&mut self, b: u8, swallow_st: bool, out: &mut Vec<u8>) {
+    fn after_esc(&mut self, b: u8, swallow_st: bool, in_string: bool, out: &mut Vec<u8>) {
         self.state = State::Ground;
+        if self.held.len() == 2 {
+            // A doubled ESC inside a string: tmux's passthrough (`ESC Ptmux; ESC ESC ] …`)
+            // unwraps it for the outer terminal, so what follows is judged like any sequence,
+            // and a blocked one is dropped with both ESCs (the passthrough stays well formed).
+            match b {
+                b'\\' if swallow_st => self.held.clear(),
+                b']' => {
+                    self.held.clear();
+                    self.start(C1_OSC, &[ESC, ESC, b']'], out);
+                }
+                _ => {
+                    if !swallow_st {
+                        out.push(ESC);
+                    }
+                    self.held.truncate(1);
+                    self.after_esc(b, false, false, out);
+                }
+            }
+            return;
+        }
         match b {
             b'\\' if swallow_st => self.held.clear(),
+            ESC if swallow_st || in_string => {
+                self.held.push(ESC);
+                self.state = State::Esc {
+                    swallow_st,
+                    in_string,
+                };
+            }
             b'[' | b']' | b'P' | b'X' | b'^' | b'_' => {
                 self.held.clear();
                 let kind = b + 0x40;

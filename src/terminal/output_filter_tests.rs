@@ -140,11 +140,22 @@ fn a_blocked_osc_ends_at_any_introducer_and_cannot_hide_another() {
     check(NONE, b"\x1b]52;c;a\x1aX", b"X");
     // A passed string cannot carry a blocked one past the filter either.
     check(NONE, b"\x1b]0;t\x1b]52;c;aGk=\x07X", b"\x1b]0;tX");
+    // tmux's passthrough: the inner OSC 52 goes with both its ESCs, the DCS stays well formed
+    // (else tmux would swallow the output up to the next ST); a harmless inner one passes.
     check(
         NONE,
         b"\x1bPtmux;\x1b\x1b]52;c;aGk=\x07\x1b\\X",
-        b"\x1bPtmux;\x1b\x1b\\X",
+        b"\x1bPtmux;\x1b\\X",
     );
+    check(
+        NONE,
+        b"\x1bPtmux;\x1b\x1b]52;c;aGk=\x1b\x1b\\\x1b\\X",
+        b"\x1bPtmux;\x1b\\X",
+    );
+    let inner = b"\x1bPtmux;\x1b\x1b]0;t\x07\x1b\x1b[1m\x1b\\X";
+    check(NONE, inner, inner);
+    let allowed = b"\x1bPtmux;\x1b\x1b]52;c;aGk=\x07\x1b\\";
+    check(ALL, allowed, allowed);
     check(NONE, b"\x1b_G\x9d52;c;x\x07X", b"\x1b_GX");
     check(NONE, "\x1b]2;t\u{9d}52;c;x\x07X".as_bytes(), b"\x1b]2;tX");
     // A 9D inside a UTF-8 char (ŝ is C5 9D) is text.
