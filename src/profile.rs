@@ -44,6 +44,18 @@ pub struct AgentProfile {
     pub auto_approve: Vec<AutoApproveRule>,
     /// Run once per Domain, on the first launch whose sandbox lacks `creates`.
     pub setup: Option<SetupStep>,
+    /// What the sandbox may do through the developer's terminal in `lazaret run`.
+    pub terminal: TerminalAccess,
+}
+
+/// `[profiles.NAME.terminal]`: what the sandbox's output may do to the host terminal in
+/// `lazaret run` beyond drawing (DX-4). Both off by default; see `terminal::output_filter`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TerminalAccess {
+    /// OSC 52 (set and query the clipboard), OSC 5522, OSC 1337 `Copy`/`CopyToClipboard`.
+    pub clipboard: bool,
+    /// Desktop notifications: OSC 9, OSC 99, OSC 777, OSC 1337 `RequestAttention`.
+    pub notifications: bool,
 }
 
 /// A host directory mounted into the sandbox.

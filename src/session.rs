@@ -151,7 +151,8 @@ impl SessionPlan {
         let args = sandbox::exec_args(&sandbox_name, &req);
         let program = std::env::var("LAZARET_PODMAN").unwrap_or_else(|_| "podman".to_owned());
         // On a terminal, escalation prompts take it over from the sandbox session for a while.
-        let gate = Arc::new(TerminalGate::default());
+        let gate = Arc::new(TerminalGate::new(self.profile.terminal));
+        let access = self.profile.terminal;
         let (attach, prompter): (Attach, Option<Arc<dyn Prompter>>) = match attach {
             Attach::Terminal => (
                 Attach::Terminal,
@@ -178,7 +179,9 @@ impl SessionPlan {
             Attach::Terminal => {
                 crate::terminal::passthrough::run_in_pty(&program, &args, &cancel, gate)
             }
-            Attach::Pipes => crate::terminal::passthrough::run_with_pipes(&program, &args, &cancel),
+            Attach::Pipes => {
+                crate::terminal::passthrough::run_with_pipes(&program, &args, &cancel, access)
+            }
             Attach::Capture { stdout, stderr } => {
                 crate::terminal::passthrough::run_captured(&program, &args, &cancel, stdout, stderr)
             }

@@ -74,6 +74,9 @@ fn request_and_open_panel(tmux: &Tmux<'_>, command: &str, argv: &str) -> String 
     tmux.wait_screen("t", "the panel focused", |s| {
         s.contains("a approve · e edit")
     });
+    // The developer looks before deciding: keys within the panel's guard time (0.3 s) after
+    // it took the keyboard are dropped (DX-4).
+    std::thread::sleep(std::time::Duration::from_millis(600));
     s
 }
 

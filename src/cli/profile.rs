@@ -263,6 +263,14 @@ fn render(cfg: &HostConfig, p: &AgentProfile) -> String {
             );
         }
     }
+    field(
+        &mut s,
+        "terminal",
+        &format!(
+            "clipboard {}, notifications {}",
+            p.terminal.clipboard, p.terminal.notifications
+        ),
+    );
     field(&mut s, "fingerprint", &p.fingerprint());
     s
 }

@@ -44,6 +44,15 @@ pub struct RawProfile {
     pub network: Option<RawNetwork>,
     pub auto_approve: Option<Vec<RawRule>>,
     pub setup: Option<RawSetup>,
+    pub terminal: Option<RawTerminal>,
+}
+
+/// `[profiles.NAME.terminal]`: each key unset means the `extends` profile's value, else false.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTerminal {
+    pub clipboard: Option<bool>,
+    pub notifications: Option<bool>,
 }
 
 /// `[[profiles.NAME.volumes]]`.

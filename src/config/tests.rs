@@ -831,3 +831,28 @@ fn check_outside_follows_a_symlinked_config_file() -> anyhow::Result<()> {
     cfg.check_outside(&[t.path().join("elsewhere").as_path()])?;
     Ok(())
 }
+
+#[test]
+fn terminal_access_is_off_by_default_set_per_key_and_inherited() {
+    use crate::profile::TerminalAccess;
+    let cfg = ok(&format!(
+        "{HEAD}[profiles.p.terminal]\nclipboard = true\n\
+         [profiles.q]\nextends = \"p\"\n[profiles.q.terminal]\nnotifications = true\n\
+         [profiles.r]\nextends = \"p\"\n"
+    ));
+    let both = TerminalAccess {
+        clipboard: true,
+        notifications: true,
+    };
+    let clip = TerminalAccess {
+        clipboard: true,
+        notifications: false,
+    };
+    assert_eq!(get(&cfg, "p").terminal, clip);
+    assert_eq!(get(&cfg, "q").terminal, both);
+    assert_eq!(get(&cfg, "r").terminal, clip);
+    assert_eq!(get(&cfg, "shell").terminal, TerminalAccess::default());
+    assert!(!get(&cfg, "shell").terminal.clipboard);
+    let refused = load(&format!("{HEAD}[profiles.p.terminal]\nosc52 = true\n"));
+    assert!(refused.is_err_and(|e| e.contains("osc52")));
+}

@@ -241,6 +241,20 @@ pub fn profile(
         .or(parent.map(|p| p.isolate_ignored))
         .unwrap_or(true);
 
+    let inherited = parent.map(|p| p.terminal).unwrap_or_default();
+    let terminal = crate::profile::TerminalAccess {
+        clipboard: raw
+            .terminal
+            .as_ref()
+            .and_then(|t| t.clipboard)
+            .unwrap_or(inherited.clipboard),
+        notifications: raw
+            .terminal
+            .as_ref()
+            .and_then(|t| t.notifications)
+            .unwrap_or(inherited.notifications),
+    };
+
     let failed = !c.diags.is_empty();
     diags.append(&mut c.diags);
     if failed {
@@ -259,6 +273,7 @@ pub fn profile(
         hide_editor_dirs,
         auto_approve,
         setup,
+        terminal,
     })
 }
 

@@ -4,16 +4,17 @@
 //! program in the sandbox blocks on its writes) and keystrokes go to the prompt, never to the
 //! sandbox; when the prompt ends, both return to the sandbox session.
 
+use super::output_filter::OutputFilter;
+use crate::profile::TerminalAccess;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Mutex, MutexGuard};
 
 type Redraw = Box<dyn Fn() + Send>;
 
-#[derive(Default)]
 pub struct TerminalGate {
-    /// Held by the passthrough while it writes a chunk of sandbox output, and by a prompt for
-    /// its whole life.
-    output: Mutex<()>,
+    /// Held by the passthrough while it filters and writes a chunk of sandbox output, and by
+    /// a prompt for its whole life (it reads and resets the sandbox's modes through it).
+    output: Mutex<OutputFilter>,
     /// Where keystrokes go while a prompt owns the terminal.
     input: Mutex<Option<Sender<Vec<u8>>>>,
     /// Asks the program in the sandbox to redraw its screen (after a prompt covered it).
@@ -23,14 +24,30 @@ pub struct TerminalGate {
 /// The terminal, taken from the sandbox session until dropped.
 pub struct Owned<'a> {
     gate: &'a TerminalGate,
-    _output: MutexGuard<'a, ()>,
+    /// The sandbox output's filter, with the modes the sandbox set.
+    pub output: MutexGuard<'a, OutputFilter>,
     /// Keystrokes typed while the prompt owns the terminal.
     pub keys: Receiver<Vec<u8>>,
 }
 
+impl Default for TerminalGate {
+    fn default() -> Self {
+        TerminalGate::new(TerminalAccess::default())
+    }
+}
+
 impl TerminalGate {
-    /// For the passthrough: hold this while writing sandbox output.
-    pub fn output(&self) -> MutexGuard<'_, ()> {
+    /// A gate whose output filter allows what the profile's `access` says.
+    pub fn new(access: TerminalAccess) -> TerminalGate {
+        TerminalGate {
+            output: Mutex::new(OutputFilter::new(access)),
+            input: Mutex::new(None),
+            redraw: Mutex::new(None),
+        }
+    }
+
+    /// For the passthrough: hold this while filtering and writing sandbox output.
+    pub fn output(&self) -> MutexGuard<'_, OutputFilter> {
         self.output.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -59,7 +76,7 @@ impl TerminalGate {
         *self.input.lock().unwrap_or_else(|p| p.into_inner()) = Some(tx);
         Owned {
             gate: self,
-            _output: output,
+            output,
             keys,
         }
     }

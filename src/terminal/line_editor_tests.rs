@@ -62,7 +62,7 @@ fn cursor_sequences() {
 fn modified_sequences_are_consumed_whole() {
     check(b"\x1b[1;5Cx", &[Other, Char('x')]);
     check(b"\x1b[3;2~x", &[Other, Char('x')]);
-    check(b"\x1b[?1;2cx", &[Other, Char('x')]);
+    check(b"\x1b[?1;2cx", &[Report, Char('x')]);
 }
 
 #[test]
@@ -86,18 +86,23 @@ fn lone_escape_waits_for_flush() {
 
 #[test]
 fn flush_turns_incomplete_sequences_into_other() {
-    for partial in [
-        &b"\x1b["[..],
-        b"\x1b[1;5",
-        b"\x1bO",
-        b"\xe4\xb8",
-        b"\x1b\xe4",
-        b"\x1b[M!",
-    ] {
+    for partial in [&b"\xe4\xb8"[..], b"\x1b\xe4"] {
         let mut d = KeyDecoder::new();
         assert_eq!(d.feed(partial), [], "{partial:?}");
         assert_eq!(d.flush(), [Other], "{partial:?}");
         assert_eq!(d.feed(b"z"), [Char('z')], "{partial:?}");
+    }
+}
+
+#[test]
+fn flush_keeps_csi_and_ss3_open() {
+    for partial in [&b"\x1b["[..], b"\x1b[1;5", b"\x1bO", b"\x9b1", b"\x1b[M!"] {
+        let mut d = KeyDecoder::new();
+        assert_eq!(d.feed(partial), [], "{partial:?}");
+        assert_eq!(d.flush(), [], "{partial:?}");
+        // The next byte belongs to the sequence, never typed text.
+        let keys = d.feed(b"zz");
+        assert!(!keys.is_empty() && keys[0] != Char('z'), "{partial:?}");
     }
 }
 
@@ -117,16 +122,18 @@ fn invalid_utf8_is_other() {
     check(b"\x80a", &[Other, Char('a')]);
     check(b"\xe4\xb8a", &[Other, Char('a')]);
     check(b"\xed\xa0\x80a", &[Other, Other, Other, Char('a')]);
-    check(b"\x9b31m", &[Other, Char('3'), Char('1'), Char('m')]);
-    check("\u{9b}a".as_bytes(), &[Other, Char('a')]);
+    check(b"\x9b31m", &[Report]);
+    check("\u{9b}a".as_bytes(), &[Other]);
+    check("\u{85}a".as_bytes(), &[Other, Char('a')]);
 }
 
 #[test]
 fn bracketed_paste_never_submits() {
-    let mut expected = chars("git push");
-    expected.push(Char(' '));
-    expected.extend(chars("rm -rf x"));
-    expected.extend([Char(' '), Char(' '), Char(' ')]);
+    let pasted = |s: &str| s.chars().map(Pasted).collect::<Vec<_>>();
+    let mut expected = pasted("git push");
+    expected.push(Pasted(' '));
+    expected.extend(pasted("rm -rf x"));
+    expected.extend([Pasted(' '), Pasted(' '), Pasted(' ')]);
     expected.push(Enter);
     check(b"\x1b[200~git push\rrm -rf x\r\n\t\x1b[201~\r", &expected);
 }
@@ -137,11 +144,11 @@ fn paste_drops_controls_and_sequences() {
     check(
         bytes,
         &[
-            Char('a'),
-            Char('['),
-            Char('C'),
-            Char('b'),
-            Char('é'),
+            Pasted('a'),
+            Pasted('['),
+            Pasted('C'),
+            Pasted('b'),
+            Pasted('é'),
             Interrupt,
         ],
     );
@@ -151,7 +158,7 @@ fn paste_drops_controls_and_sequences() {
 #[test]
 fn paste_survives_a_pause() {
     let mut d = KeyDecoder::new();
-    assert_eq!(d.feed(b"\x1b[200~a\r\x1b[20"), [Char('a'), Char(' ')]);
+    assert_eq!(d.feed(b"\x1b[200~a\r\x1b[20"), [Pasted('a'), Pasted(' ')]);
     assert_eq!(d.flush(), []);
     assert_eq!(d.feed(b"1~\r"), [Enter]);
 }
@@ -180,9 +187,13 @@ fn malformed_csi_reparses_the_interrupting_byte() {
 
 #[test]
 fn mouse_reports_are_other() {
-    check(b"\x1b[M !!x", &[Other, Char('x')]);
-    check(b"\x1b[M\xff\xff\xffx", &[Other, Char('x')]);
-    check(b"\x1b[<0;12;5Mx\x1b[<0;12;5m", &[Other, Char('x'), Other]);
+    check(b"\x1b[M !!x", &[Report, Char('x')]);
+    check(b"\x1b[M\xff\xff\xffx", &[Report, Char('x')]);
+    check(b"\x1b[<0;12;5Mx\x1b[<0;12;5m", &[Report, Char('x'), Report]);
+    let mut d = KeyDecoder::new();
+    assert_eq!(d.feed(b"\x1b[M!"), []);
+    assert_eq!(d.flush(), []);
+    assert_eq!(d.feed(b"ay"), [Report]);
 }
 
 fn typed(ed: &mut LineEditor, s: &str) {

@@ -4,7 +4,9 @@
 pub mod cancel;
 pub mod escape;
 pub mod gate;
+pub mod guard;
 pub mod line_editor;
+pub mod output_filter;
 pub mod passthrough;
 pub mod prompt;
 pub mod pty;

@@ -3,8 +3,10 @@
 
 use super::cancel::Cancel;
 use super::gate::TerminalGate;
+use super::output_filter::OutputFilter;
 use super::raw_mode::RawModeGuard;
 use super::signals::SignalForwarder;
+use crate::profile::TerminalAccess;
 use anyhow::Context;
 use portable_pty::PtySize;
 use std::io::{Read, Write};
@@ -86,13 +88,16 @@ pub fn run_in_pty(
     let output = std::thread::spawn(move || {
         let mut stdout = std::io::stdout();
         let mut buf = [0u8; 16 * 1024];
+        let mut filtered = Vec::with_capacity(buf.len());
         loop {
             match reader.read(&mut buf) {
                 Ok(0) | Err(_) => break,
                 Ok(n) => {
-                    let _turn = out_gate.output();
+                    let mut filter = out_gate.output();
+                    filtered.clear();
+                    filter.filter(&buf[..n], &mut filtered);
                     if stdout
-                        .write_all(&buf[..n])
+                        .write_all(&filtered)
                         .and_then(|_| stdout.flush())
                         .is_err()
                     {
@@ -133,10 +138,64 @@ pub fn run_in_pty(
 }
 
 /// Runs `program args` with the inherited stdin/stdout/stderr; returns its exit status.
-pub fn run_with_pipes(program: &str, args: &[String], cancel: &Cancel) -> anyhow::Result<i32> {
+/// A stdout or stderr that is a terminal gets the sandbox's output through the
+/// [`OutputFilter`] (what `access` does not allow never reaches it); files and pipes get it
+/// unchanged.
+pub fn run_with_pipes(
+    program: &str,
+    args: &[String],
+    cancel: &Cancel,
+    access: TerminalAccess,
+) -> anyhow::Result<i32> {
+    use std::io::IsTerminal;
     let mut cmd = Command::new(program);
     cmd.args(args);
-    run_child(cmd, program, cancel)
+    let filter_out = std::io::stdout().is_terminal();
+    let filter_err = std::io::stderr().is_terminal();
+    if filter_out {
+        cmd.stdout(std::process::Stdio::piped());
+    }
+    if filter_err {
+        cmd.stderr(std::process::Stdio::piped());
+    }
+    let mut copies = Vec::new();
+    let code = run_child_with(cmd, program, cancel, |child| {
+        if let Some(out) = child.stdout.take() {
+            copies.push(copy_filtered(out, std::io::stdout(), access));
+        }
+        if let Some(err) = child.stderr.take() {
+            copies.push(copy_filtered(err, std::io::stderr(), access));
+        }
+    });
+    for c in copies {
+        let _ = c.join();
+    }
+    code
+}
+
+/// Copies `from` to the terminal `to` through an [`OutputFilter`] until EOF.
+fn copy_filtered(
+    mut from: impl Read + Send + 'static,
+    mut to: impl Write + Send + 'static,
+    access: TerminalAccess,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut filter = OutputFilter::new(access);
+        let mut buf = [0u8; 16 * 1024];
+        let mut filtered = Vec::with_capacity(buf.len());
+        loop {
+            match from.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    filtered.clear();
+                    filter.filter(&buf[..n], &mut filtered);
+                    if to.write_all(&filtered).and_then(|_| to.flush()).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    })
 }
 
 /// Runs `program args` with stdin closed and stdout/stderr written to the given files (a
@@ -158,7 +217,17 @@ pub fn run_captured(
 
 /// Spawns `cmd`, forwards termination signals to it (Lazaret outlives them to tear down),
 /// lets `cancel` kill it, and returns its exit status.
-fn run_child(mut cmd: Command, program: &str, cancel: &Cancel) -> anyhow::Result<i32> {
+fn run_child(cmd: Command, program: &str, cancel: &Cancel) -> anyhow::Result<i32> {
+    run_child_with(cmd, program, cancel, |_| {})
+}
+
+/// [`run_child`], calling `started` with the child before waiting for it.
+fn run_child_with(
+    mut cmd: Command,
+    program: &str,
+    cancel: &Cancel,
+    started: impl FnOnce(&mut std::process::Child),
+) -> anyhow::Result<i32> {
     use std::os::unix::process::CommandExt;
     // SAFETY: prctl is async-signal-safe and touches no memory of the parent. If this CLI is
     // killed outright, its `podman exec` goes with it instead of lingering as an orphan (the
@@ -172,6 +241,7 @@ fn run_child(mut cmd: Command, program: &str, cancel: &Cancel) -> anyhow::Result
         });
     }
     let mut child = cmd.spawn().with_context(|| format!("running {program}"))?;
+    started(&mut child);
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     cancel.arm(Box::new(move || {
         let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);

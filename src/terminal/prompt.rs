@@ -2,11 +2,22 @@
 //! sandbox session, shows who asks to run what where and why — every sandbox-chosen string
 //! escaped — and reads approve, edit or deny from the keyboard. Then the terminal goes back.
 //!
-//! Keys typed in the first [`GUARD`] after the prompt appears are discarded: whatever the
-//! developer was typing into the sandbox at that moment must not answer it.
+//! Only a real keypress decides (docs/escalation.md, "The approval prompt"):
+//! - the card is drawn on a clean screen: whatever sequence the sandbox left unfinished is
+//!   abandoned (CAN, ST), the alternate screen left, and every mode that could hide or disguise
+//!   the card reset ([`CLEAN`]); the sandbox's screen scrolls into the history, so no spoofed
+//!   card stays next to the real one;
+//! - the card is flushed to the terminal (`tcdrain`) and input typed before it was visible is
+//!   discarded (`tcflush`, and what was already read);
+//! - terminal-generated input (replies, mouse, focus, pastes) never decodes as a key
+//!   ([`KeyDecoder`]), and a decision key counts only after the input was quiet for the
+//!   [`GUARD`] and when it arrives alone;
+//! - afterwards the sandbox gets its modes back and its program is asked to redraw.
 
 use super::escape;
 use super::gate::TerminalGate;
+use super::guard::Guard;
+pub use super::guard::GUARD;
 use super::line_editor::{self, Edit, Key, KeyDecoder, LineEditor, Rendered};
 use crate::coordinator::session_api::Prompter;
 use lazaret_protocol::escalation::{Decision, EscalationPrompt};
@@ -16,10 +27,30 @@ use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// Keys typed this soon after the prompt appeared are dropped.
-pub const GUARD: Duration = Duration::from_millis(300);
 const TICK: Duration = Duration::from_millis(50);
 const EDIT_PREFIX: &str = "  edit> ";
+
+/// Before the card: abandon any unfinished sequence (CAN, then ST: tmux's DCS passthrough
+/// `ESC Ptmux;` takes CAN as content and ends only at `ESC \`); leave the alternate screen (its
+/// DECRC may restore the sandbox's saved modes, so it comes first); full-screen scroll
+/// region; origin mode off; autowrap on; insert mode off; reverse video off; cursor visible;
+/// G0 and G1 ASCII with G0 active (no DEC line-drawing letters); SGR reset; mouse and focus
+/// reports off; bracketed paste on (a paste is never a keypress).
+pub const CLEAN: &str = "\x18\x1b\\\x1b[?1049l\x1b[r\x1b[?6l\x1b[?7h\x1b[4l\x1b[?5l\x1b[?25h\
+\x1b(B\x1b)B\x0f\x1b[0m\x1b[?9l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1004l\x1b[?2004h";
+
+/// [`CLEAN`], then the whole screen scrolled into the history (the card then starts at the
+/// top of an empty screen of `rows` rows).
+pub fn clean_screen(rows: u16) -> String {
+    let rows = rows.max(1);
+    format!(
+        "{CLEAN}\x1b[{rows};1H{}\x1b[H",
+        "\n".repeat(usize::from(rows))
+    )
+}
+
+const DROPPED: &str = "  \x1b[2m(a key came too soon after the card or other input and was \
+ignored: look, then press it again)\x1b[0m\r\n";
 
 pub struct TerminalPrompter {
     gate: Arc<TerminalGate>,
@@ -52,6 +83,17 @@ fn put(text: &str) {
 
 fn cols() -> u16 {
     crossterm::terminal::size().map(|(c, _)| c).unwrap_or(80)
+}
+
+fn rows() -> u16 {
+    crossterm::terminal::size().map(|(_, r)| r).unwrap_or(24)
+}
+
+/// Waits until the terminal has read everything written (the card is on the screen), then
+/// discards input the kernel holds that nobody read yet.
+fn settle() {
+    let _ = nix::sys::termios::tcdrain(std::io::stdout());
+    let _ = nix::sys::termios::tcflush(std::io::stdin(), nix::sys::termios::FlushArg::TCIFLUSH);
 }
 
 /// The card: everything the developer needs to decide (DX-4).
@@ -174,35 +216,64 @@ fn summary(d: &Decision) -> String {
     }
 }
 
+/// Whether a chunk of input may decide in the menu: the guard admitted it and it holds
+/// exactly one keypress (a burst of several is a paste or a replay, not a decision).
+fn decides(admitted: bool, typed: &[Key]) -> bool {
+    admitted && typed.iter().filter(|k| k.is_keypress()).count() == 1
+}
+
 impl Prompter for TerminalPrompter {
     fn ask(&self, p: &EscalationPrompt, withdrawn: &AtomicBool) -> Option<Decision> {
         let _turn = self.turn.lock().unwrap_or_else(|e| e.into_inner());
         if withdrawn.load(Ordering::SeqCst) {
             return None;
         }
-        let owned = self.gate.take();
-        // Show the cursor: the sandbox's program may have hidden it.
-        put("\x1b[?25h");
+        let mut owned = self.gate.take();
+        // The terminal abandons any unfinished sequence (CLEAN starts with CAN): so does the
+        // filter's view of it.
+        owned.output.abort();
+        put(&clean_screen(rows()));
         put(&card(p));
-        let shown_at = Instant::now();
+        settle();
         let mut keys = KeyDecoder::new();
+        // Read before the card was visible: decoded (a reply may straddle), never decisive.
+        while let Ok(bytes) = owned.keys.try_recv() {
+            keys.feed(&bytes);
+        }
+        let mut guard = Guard::new(Instant::now());
+        let mut hinted = false;
         let mut mode = Mode::Menu;
+        let restore = owned.output.modes.restore();
+        let finish = |text: &str| put(&format!("{text}{restore}"));
         loop {
             if withdrawn.load(Ordering::SeqCst) {
-                put(
+                finish(
                     "\r\n  \x1b[33mwithdrawn: no decision in time, or the session ended\x1b[0m\r\n",
                 );
                 return None;
             }
-            let typed = match owned.keys.recv_timeout(TICK) {
-                Ok(_) if shown_at.elapsed() < GUARD => continue,
-                Ok(bytes) => keys.feed(&bytes),
-                Err(RecvTimeoutError::Timeout) => keys.flush(),
-                Err(RecvTimeoutError::Disconnected) => return None,
+            let (typed, admitted) = match owned.keys.recv_timeout(TICK) {
+                Ok(bytes) => {
+                    let admitted = guard.admit(Instant::now());
+                    (keys.feed(&bytes), admitted)
+                }
+                Err(RecvTimeoutError::Timeout) => (keys.flush(), false),
+                Err(RecvTimeoutError::Disconnected) => {
+                    finish("");
+                    return None;
+                }
             };
-            for key in typed {
+            let may_decide = decides(admitted, &typed);
+            for key in &typed {
                 let decided = match &mut mode {
-                    Mode::Menu => match menu_key(&key, p) {
+                    Mode::Menu => match menu_key(key, p) {
+                        Some(_) if !may_decide => {
+                            if !hinted {
+                                put(DROPPED);
+                                hinted = true;
+                            }
+                            None
+                        }
                         Some(Ok(d)) => Some(d),
                         Some(Err(next)) => {
                             mode = next;
@@ -210,7 +281,7 @@ impl Prompter for TerminalPrompter {
                         }
                         None => None,
                     },
-                    Mode::Editing { editor, shown } => match edit_key(&key, editor, shown, p) {
+                    Mode::Editing { editor, shown } => match edit_key(key, editor, shown, p) {
                         Some(Ok(d)) => Some(d),
                         Some(Err(())) => {
                             mode = Mode::Menu;
@@ -220,7 +291,7 @@ impl Prompter for TerminalPrompter {
                     },
                 };
                 if let Some(d) = decided {
-                    put(&format!("\r\n  → {}\r\n", summary(&d)));
+                    finish(&format!("\r\n  → {}\r\n", summary(&d)));
                     drop(owned);
                     return Some(d);
                 }
@@ -272,3 +343,7 @@ mod tests {
         assert!(c.contains("times out in 42 s"), "{c}");
     }
 }
+
+#[cfg(test)]
+#[path = "prompt_screen_tests.rs"]
+mod screen_tests;

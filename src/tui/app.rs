@@ -17,6 +17,7 @@ use crossterm::event::{Event, KeyEvent};
 use ratatui::layout::Rect;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Status messages kept.
 const MESSAGES: usize = 200;
@@ -263,7 +264,7 @@ impl App {
                 Err(e) => PaneStatus::Failed(e),
             };
         }
-        self.escalations.forget_pane(id);
+        self.escalations.forget_pane(id, Instant::now());
         if let Some(mut p) = self.panes.remove(&id) {
             p.join();
         }
@@ -346,6 +347,9 @@ impl App {
 
     fn show_panel(&mut self, which: Focus) {
         self.panels = true;
+        if which == Focus::Escalations && self.focus != which {
+            self.escalations.shown(Instant::now());
+        }
         self.focus = which;
     }
 
@@ -365,7 +369,7 @@ impl App {
             AppEvent::Input(Event::Paste(text)) => {
                 if self.focus == Focus::Escalations && self.escalations.editing.is_some() {
                     for c in text.chars().filter(|c| !c.is_control()) {
-                        self.escalations.edit_key(&Key::Char(c));
+                        self.escalations.edit_key(&Key::Pasted(c), Instant::now());
                     }
                 } else if let Some(p) = self.focused().and_then(|id| self.panes.get(&id)) {
                     let bytes = input::encode_paste(&text, &p.emulator().modes());
@@ -389,9 +393,11 @@ impl App {
                     "pane {pane} asks to run a command on the host: {} then a to review",
                     self.settings.keymap.prefix()
                 ));
-                self.escalations.push(pane, prompt, reply);
+                self.escalations.push(pane, prompt, reply, Instant::now());
             }
-            AppEvent::Withdrawn { request_id } => self.escalations.withdraw(&request_id),
+            AppEvent::Withdrawn { request_id } => {
+                self.escalations.withdraw(&request_id, Instant::now())
+            }
             AppEvent::Message(m) => self.message(m),
             AppEvent::Domain(view) => self.domain = *view,
             AppEvent::Denials(d) => self.denials = d,

@@ -7,6 +7,7 @@ use super::keymap::PanelAction;
 use crate::terminal::line_editor::{Edit, Key};
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
 use ratatui::layout::Rect;
+use std::time::Instant;
 
 pub(super) fn key_of(k: &KeyEvent) -> Key {
     let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
@@ -45,25 +46,32 @@ impl App {
     }
 
     fn panel_key(&mut self, k: &KeyEvent) {
+        let now = Instant::now();
         match self.focus {
             Focus::Escalations if self.escalations.editing.is_some() => {
-                self.escalations.edit_key(&key_of(k));
+                self.escalations.edit_key(&key_of(k), now);
                 self.back_to_panes_when_done();
             }
             Focus::Escalations => match self.settings.keymap.in_panel(k) {
+                // Auto-repeat is a key held down, never a decision (DX-4).
+                Some(PanelAction::Approve | PanelAction::Edit | PanelAction::Deny)
+                    if k.kind == KeyEventKind::Repeat =>
+                {
+                    self.escalations.held(now)
+                }
                 Some(PanelAction::Approve) => {
-                    self.escalations.approve();
+                    self.escalations.approve(now);
                     self.back_to_panes_when_done();
                 }
-                Some(PanelAction::Edit) => self.escalations.edit(),
+                Some(PanelAction::Edit) => self.escalations.edit(now),
                 Some(PanelAction::Deny) => {
-                    self.escalations.deny();
+                    self.escalations.deny(now);
                     self.back_to_panes_when_done();
                 }
-                Some(PanelAction::Up) => self.escalations.up(),
-                Some(PanelAction::Down) => self.escalations.down(),
+                Some(PanelAction::Up) => self.escalations.up(now),
+                Some(PanelAction::Down) => self.escalations.down(now),
                 Some(PanelAction::Back) => self.focus = Focus::Panes,
-                None => {}
+                None => self.escalations.key(now),
             },
             Focus::Denials if self.filtering => match k.code {
                 KeyCode::Enter | KeyCode::Esc => self.filtering = false,
@@ -132,6 +140,7 @@ impl App {
         if self.panels && at(&self.side_area) {
             if matches!(m.kind, MouseEventKind::Down(_)) && self.focus == Focus::Panes {
                 self.focus = Focus::Escalations;
+                self.escalations.shown(Instant::now());
             }
             return;
         }

@@ -1,13 +1,32 @@
 //! The escalations panel's state (sans-IO): pending requests of the TUI's sessions, oldest
 //! first, one selected; approve, edit the argv in place, deny; a bounded history of outcomes.
+//!
+//! A decision applies to the request the developer saw selected (DX-4). Whenever the selected
+//! request changes — the developer moved, decided, or the one they had selected was withdrawn
+//! (timed out, its session ended, decided elsewhere) — or the panel takes the keyboard, the
+//! [`Guard`] starts again: decision keys within its quiet time are dropped with a visible
+//! [`EscalationPanel::notice`], and so is every auto-repeated key, so a key already pressed
+//! or held never decides a request the developer has not looked at. An edit in progress is
+//! abandoned when the selection changes under it.
 
 use super::layout::PaneId;
+use crate::terminal::guard::Guard;
 use crate::terminal::line_editor::{self, Edit, Key, LineEditor};
 use lazaret_protocol::escalation::{Decision, EscalationPrompt};
 use std::collections::VecDeque;
 use std::sync::mpsc::Sender;
+use std::time::Instant;
 
 const HISTORY: usize = 50;
+
+/// Shown when a decision key was dropped by the guard.
+pub const KEY_IGNORED: &str =
+    "key ignored: this request was just selected, or keys came in quick succession \
+     (held?) — look, then press again";
+/// Shown when the selected request went away and another one is selected now.
+pub const SELECTION_MOVED: &str =
+    "the request you had selected was withdrawn (timed out, its session ended or decided \
+     elsewhere); check this one before deciding";
 
 pub struct Pending {
     pub pane: PaneId,
@@ -23,7 +42,6 @@ pub struct Resolved {
     pub outcome: &'static str,
 }
 
-#[derive(Default)]
 pub struct EscalationPanel {
     pub pending: Vec<Pending>,
     pub selected: usize,
@@ -31,19 +49,47 @@ pub struct EscalationPanel {
     pub editing: Option<LineEditor>,
     pub edit_error: Option<String>,
     pub history: VecDeque<Resolved>,
+    /// A hint for the developer about the guard (drawn in the panel).
+    pub notice: Option<&'static str>,
+    /// The request ID the guard was last armed for.
+    seen: Option<String>,
+    guard: Guard,
+}
+
+impl Default for EscalationPanel {
+    fn default() -> Self {
+        EscalationPanel {
+            pending: Vec::new(),
+            selected: 0,
+            editing: None,
+            edit_error: None,
+            history: VecDeque::new(),
+            notice: None,
+            seen: None,
+            guard: Guard::new(Instant::now()),
+        }
+    }
 }
 
 impl EscalationPanel {
-    pub fn push(&mut self, pane: PaneId, prompt: EscalationPrompt, reply: Sender<Decision>) {
+    pub fn push(
+        &mut self,
+        pane: PaneId,
+        prompt: EscalationPrompt,
+        reply: Sender<Decision>,
+        now: Instant,
+    ) {
         self.pending.push(Pending {
             pane,
             prompt,
             reply,
         });
+        self.sync(now, false);
     }
 
-    /// The prompt for `request_id` is no longer wanted (timed out, or its session left).
-    pub fn withdraw(&mut self, request_id: &str) {
+    /// The prompt for `request_id` is no longer wanted (timed out, its session left, or
+    /// decided elsewhere).
+    pub fn withdraw(&mut self, request_id: &str, now: Instant) {
         if let Some(i) = self
             .pending
             .iter()
@@ -52,11 +98,12 @@ impl EscalationPanel {
             let p = self.pending.remove(i);
             self.resolved(p.pane, p.prompt.argv, "withdrawn");
             self.after_removal(i);
+            self.sync(now, true);
         }
     }
 
     /// A pane ended: its pending requests go with it.
-    pub fn forget_pane(&mut self, pane: PaneId) {
+    pub fn forget_pane(&mut self, pane: PaneId, now: Instant) {
         let ids: Vec<String> = self
             .pending
             .iter()
@@ -64,7 +111,7 @@ impl EscalationPanel {
             .map(|p| p.prompt.request_id.clone())
             .collect();
         for id in ids {
-            self.withdraw(&id);
+            self.withdraw(&id, now);
         }
     }
 
@@ -77,28 +124,55 @@ impl EscalationPanel {
         self.selected().map(|p| p.pane)
     }
 
-    pub fn up(&mut self) {
-        self.selected = self.selected.saturating_sub(1);
-        self.cancel_edit();
+    /// The panel took the keyboard at `now`: what it shows selected is newly seen.
+    pub fn shown(&mut self, now: Instant) {
+        self.guard.rearm(now);
     }
 
-    pub fn down(&mut self) {
+    /// A key that is not a decision reached the panel at `now` (it restarts the quiet time).
+    pub fn key(&mut self, now: Instant) {
+        self.guard.admit(now);
+    }
+
+    /// A decision key auto-repeated by the terminal: never a decision.
+    pub fn held(&mut self, now: Instant) {
+        self.guard.admit(now);
+        self.notice = Some(KEY_IGNORED);
+    }
+
+    pub fn up(&mut self, now: Instant) {
+        self.guard.admit(now);
+        self.selected = self.selected.saturating_sub(1);
+        self.notice = None;
+        self.sync(now, false);
+    }
+
+    pub fn down(&mut self, now: Instant) {
+        self.guard.admit(now);
         if self.selected + 1 < self.pending.len() {
             self.selected += 1;
         }
-        self.cancel_edit();
+        self.notice = None;
+        self.sync(now, false);
     }
 
-    pub fn approve(&mut self) {
-        self.decide(Decision::Approve {}, "approved");
+    pub fn approve(&mut self, now: Instant) {
+        if self.admitted(now) {
+            self.decide(Decision::Approve {}, "approved", now);
+        }
     }
 
-    pub fn deny(&mut self) {
-        self.decide(Decision::Deny {}, "denied");
+    pub fn deny(&mut self, now: Instant) {
+        if self.admitted(now) {
+            self.decide(Decision::Deny {}, "denied", now);
+        }
     }
 
     /// Starts editing the selected request's argv (as a shell-quoted line).
-    pub fn edit(&mut self) {
+    pub fn edit(&mut self, now: Instant) {
+        if !self.admitted(now) {
+            return;
+        }
         if let Some(p) = self.selected() {
             self.editing = Some(LineEditor::new(&line_editor::join(&p.prompt.argv)));
             self.edit_error = None;
@@ -111,7 +185,7 @@ impl EscalationPanel {
     }
 
     /// A key while editing: Enter approves the edited argv (when it parses), Esc stops editing.
-    pub fn edit_key(&mut self, key: &Key) {
+    pub fn edit_key(&mut self, key: &Key, now: Instant) {
         let Some(editor) = self.editing.as_mut() else {
             return;
         };
@@ -126,7 +200,7 @@ impl EscalationPanel {
                 match parsed {
                     Ok(d) => {
                         self.editing = None;
-                        self.decide(d, "edited");
+                        self.decide(d, "edited", now);
                     }
                     Err(e) => self.edit_error = Some(e),
                 }
@@ -134,7 +208,30 @@ impl EscalationPanel {
         }
     }
 
-    fn decide(&mut self, decision: Decision, outcome: &'static str) {
+    /// Whether a decision key at `now` counts (else the hint says why it did not).
+    fn admitted(&mut self, now: Instant) -> bool {
+        self.sync(now, false);
+        let quiet = self.guard.admit(now);
+        self.notice = if quiet { None } else { Some(KEY_IGNORED) };
+        quiet
+    }
+
+    /// Re-arms the guard (and abandons an edit) when the selected request is not the one the
+    /// guard was armed for; `withdrawn`: it changed because the seen one went away.
+    fn sync(&mut self, now: Instant, withdrawn: bool) {
+        let id = self.selected().map(|p| p.prompt.request_id.clone());
+        if id == self.seen {
+            return;
+        }
+        if withdrawn && self.seen.is_some() && id.is_some() {
+            self.notice = Some(SELECTION_MOVED);
+        }
+        self.seen = id;
+        self.guard.rearm(now);
+        self.cancel_edit();
+    }
+
+    fn decide(&mut self, decision: Decision, outcome: &'static str, now: Instant) {
         if self.selected >= self.pending.len() {
             return;
         }
@@ -151,6 +248,7 @@ impl EscalationPanel {
         self.resolved(p.pane, argv, outcome);
         self.cancel_edit();
         self.after_removal(self.selected);
+        self.sync(now, false);
     }
 
     fn resolved(&mut self, pane: PaneId, argv: Vec<String>, outcome: &'static str) {
@@ -174,73 +272,5 @@ impl EscalationPanel {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn prompt(id: &str, argv: &[&str]) -> EscalationPrompt {
-        EscalationPrompt {
-            request_id: id.into(),
-            profile: "shell".into(),
-            session_id: "s".into(),
-            argv: argv.iter().map(|s| s.to_string()).collect(),
-            cwd: "/workspace".into(),
-            host_cwd: "/h".into(),
-            justification: String::new(),
-            timeout_secs: 30,
-            warnings: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn decisions_reach_the_right_request_and_are_remembered() {
-        let mut panel = EscalationPanel::default();
-        let (tx1, rx1) = std::sync::mpsc::channel();
-        let (tx2, rx2) = std::sync::mpsc::channel();
-        panel.push(1, prompt("r1", &["git", "push"]), tx1);
-        panel.push(2, prompt("r2", &["echo", "hi"]), tx2);
-        panel.down();
-        assert_eq!(panel.selected_pane(), Some(2));
-        panel.edit();
-        let editor = panel.editing.as_mut().map(|e| e.text());
-        assert_eq!(editor.as_deref(), Some("echo hi"));
-        for k in [
-            Key::KillToStart,
-            Key::Char('e'),
-            Key::Char('c'),
-            Key::Char('h'),
-        ] {
-            panel.edit_key(&k);
-        }
-        for c in " 'a b'".chars() {
-            panel.edit_key(&Key::Char(c));
-        }
-        panel.edit_key(&Key::Enter);
-        assert_eq!(
-            rx2.try_recv().ok(),
-            Some(Decision::Edit {
-                argv: vec!["ech".into(), "a b".into()]
-            })
-        );
-        assert_eq!(panel.selected_pane(), Some(1));
-        panel.deny();
-        assert_eq!(rx1.try_recv().ok(), Some(Decision::Deny {}));
-        assert!(panel.pending.is_empty());
-        let outcomes: Vec<_> = panel.history.iter().map(|r| (r.pane, r.outcome)).collect();
-        assert_eq!(outcomes, vec![(1, "denied"), (2, "edited")]);
-    }
-
-    #[test]
-    fn an_unbalanced_edit_is_refused_and_withdrawals_are_recorded() {
-        let mut panel = EscalationPanel::default();
-        let (tx, rx) = std::sync::mpsc::channel();
-        panel.push(1, prompt("r1", &["ls"]), tx);
-        panel.edit();
-        panel.edit_key(&Key::Char('\''));
-        panel.edit_key(&Key::Enter);
-        assert!(panel.edit_error.is_some());
-        assert!(rx.try_recv().is_err());
-        panel.withdraw("r1");
-        assert!(panel.pending.is_empty() && panel.editing.is_none());
-        assert_eq!(panel.history[0].outcome, "withdrawn");
-    }
-}
+#[path = "escalation_panel_tests.rs"]
+mod tests;

@@ -88,6 +88,11 @@ fn escalations(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let mut lines: Vec<Line<'_>> = Vec::new();
     if panel.pending.is_empty() {
         lines.push(Line::styled("no pending requests", theme.style(Role::Dim)));
+    } else if let Some(notice) = panel.notice {
+        lines.push(Line::styled(
+            format!("⚠ {notice}"),
+            theme.style(Role::Warning),
+        ));
     }
     for (i, p) in panel.pending.iter().enumerate() {
         let selected = i == panel.selected;
