@@ -111,12 +111,27 @@ fn row(e: &DenialEntry) -> String {
         utc(e.last_seen),
         e.protocol,
         match &e.name {
-            Some(name) => escape::visible(name),
-            None => escape::visible(&format!("{}:{}", e.address, e.port)),
+            Some(name) => shown(name),
+            None => format!("{}:{}", e.address, e.port),
         },
         e.count,
-        escape::visible(&e.rule)
+        shown(&e.rule)
     )
+}
+
+/// Ledger text as the terminal may show it: the sidecar writes refused names in DNS
+/// presentation form (`\DDD`), kept as they are; any control or invisible character that got
+/// in anyway is escaped (defence in depth, DX-4).
+fn shown(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c == '\\' {
+            out.push(c);
+        } else {
+            escape::push_visible(&mut out, c);
+        }
+    }
+    out
 }
 
 /// `YYYY-MM-DD HH:MM:SS` of Unix seconds (UTC), without a date crate for ten lines.
@@ -166,5 +181,11 @@ mod tests {
         };
         let row = super::row(&e);
         assert!(!row.contains('\x1b') && !row.contains('\x07'), "{row:?}");
+        // The sidecar's presentation form passes unchanged.
+        let e = crate::runtime::denial_ledger::DenialEntry {
+            name: Some("\\027\\0912j.test".into()),
+            ..e
+        };
+        assert!(super::row(&e).contains(" \\027\\0912j.test "));
     }
 }
