@@ -59,7 +59,8 @@ pub fn verify_sandbox(sandbox: &Inspected, wrapper: &Path) -> anyhow::Result<()>
             wrapper.display()
         );
     }
-    let pid = sandbox.pid;
+    // The recorded process is the wrapper's PID namespace init; the Sentry is its child (SR-12).
+    let pid = super::sandbox_namespaces::sandbox_process(sandbox.pid, wrapper);
     let cmdline = std::fs::read(format!("/proc/{pid}/cmdline"))
         .with_context(|| format!("{step}: reading the command line of pid {pid}"))?;
     let argv0 = cmdline.split(|b| *b == 0).next().unwrap_or_default();

@@ -12,6 +12,7 @@ pub mod podman;
 pub mod runsc_wrapper;
 pub mod sandbox;
 pub mod sandbox_mounts;
+pub mod sandbox_namespaces;
 pub mod sidecar;
 pub mod sidecar_image;
 pub mod state_anchor;

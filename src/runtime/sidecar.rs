@@ -39,6 +39,9 @@ pub fn create_args(domain: &Domain, image: &str, status_dir: &Path) -> Vec<Strin
         "--cap-add=NET_BIND_SERVICE".into(),
         "--security-opt=no-new-privileges".into(),
         "--read-only".into(),
+        // Not the host's cgroup namespace (podman's default on cgroup v1; SR-12 in spirit: the
+        // sidecar shares only its network namespace, with the sandbox).
+        "--cgroupns=private".into(),
         // The sandbox (sharing this namespace and its resolver configuration) resolves through
         // the sidecar's DNS forwarder only.
         format!("--dns={}", super::network_policy::DNS_LISTEN),
