@@ -116,7 +116,9 @@ pub fn mount(podman: &Podman, runtime_dir: &Path) -> anyhow::Result<OwnedFd> {
     let dir = match opened {
         Ok(dir) => dir,
         Err(e) => bail!(
-            "{step}: {e:#} ({})",
+            "{step}: {e:#} ({}). The sandbox is not started without it: rootless podman must \
+             be able to mount a tmpfs in its user namespace (check with `podman unshare mount \
+             -t tmpfs none <dir>`; see `lazaret doctor`)",
             crate::runtime::podman::describe_failure(&out)
         ),
     };
