@@ -145,7 +145,7 @@ fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> an
         let service = crate::escalation::service::Service {
             engine: endpoint.engine.clone(),
             in_flight: Default::default(),
-            mailbox: crate::escalation::mailbox::Mailbox::at(&domain.runtime_dir),
+            mailbox: runtime.mailbox()?,
             workspace: domain.workspace.root.clone(),
             rules: profile.auto_approve.clone(),
             next_model_id: std::sync::atomic::AtomicU64::new(1),

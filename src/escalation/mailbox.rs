@@ -13,6 +13,11 @@
 //! the cap. A record is read once through a descriptor opened relative to the same directory
 //! fd without following symlinks, checked again on the descriptor, then removed; what it says
 //! is trusted only after the signature checks out.
+//!
+//! The sweep bounds what the dir holds between polls, not what a sandbox process writes
+//! through a file it keeps open after the sweep removed its name: that is bounded by the
+//! request dir's own size-limited tmpfs ([`super::mailbox_fs`]), which the coordinator reads
+//! through a directory fd ([`Mailbox::reading_through`]).
 
 use crate::domain::layout::ensure_private_dir;
 use lazaret_protocol::escalation::{request_id_is_valid, MAX_REQUEST_BYTES};
@@ -199,6 +204,9 @@ fn remove_entry(dir: BorrowedFd<'_>, name: &OsStr, kind: EntryKind) -> anyhow::R
     if kind == EntryKind::Directory {
         return crate::state::remove::remove_tree_at(dir, name);
     }
+    if kind == EntryKind::Regular {
+        empty_file(dir, name);
+    }
     match unlinkat(dir, name, UnlinkatFlags::NoRemoveDir) {
         Ok(()) | Err(Errno::ENOENT) => Ok(()),
         // Swapped for a directory since it was examined: remove that instead.
@@ -207,10 +215,33 @@ fn remove_entry(dir: BorrowedFd<'_>, name: &OsStr, kind: EntryKind) -> anyhow::R
     }
 }
 
+/// Empties the regular file `name` before it is unlinked (best effort). runsc keeps files the
+/// host removed open in its dentry cache (about a thousand per mount) until a lookup inside
+/// or eviction; emptied, they pin an inode each but no pages of the request dir's tmpfs, so
+/// files the sandbox wrote and closed do not keep that space from later requests. Opened
+/// write-only without following a symlink, without blocking (a FIFO swapped in), and checked
+/// on the descriptor to be a regular file; a file the coordinator may not write is left as it is.
+fn empty_file(dir: BorrowedFd<'_>, name: &OsStr) {
+    let flags = OFlag::O_WRONLY
+        | OFlag::O_NOFOLLOW
+        | OFlag::O_NONBLOCK
+        | OFlag::O_NOCTTY
+        | OFlag::O_CLOEXEC;
+    let Ok(fd) = openat(dir, name, flags, Mode::empty()) else {
+        return;
+    };
+    if fstat(fd.as_fd()).is_ok_and(|st| facts_of(&st).kind == EntryKind::Regular) {
+        let _ = nix::unistd::ftruncate(&fd, 0);
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Mailbox {
     pub req: PathBuf,
     pub res: PathBuf,
+    /// The request dir as the coordinator reads it: its own tmpfs in podman's namespace
+    /// ([`super::mailbox_fs`]); `None` only for a plain dir (unit tests), opened by path.
+    req_dir: Option<std::sync::Arc<OwnedFd>>,
 }
 
 impl Mailbox {
@@ -220,6 +251,22 @@ impl Mailbox {
         Mailbox {
             req: root.join("req"),
             res: root.join("res"),
+            req_dir: None,
+        }
+    }
+
+    /// The same mailbox, its request dir read through `dir` (the verified fd of its tmpfs,
+    /// from [`super::mailbox_fs::mount`]).
+    pub fn reading_through(mut self, dir: OwnedFd) -> Mailbox {
+        self.req_dir = Some(std::sync::Arc::new(dir));
+        self
+    }
+
+    /// The request dir, open: the tmpfs fd when there is one, else the dir by path.
+    fn open_req(&self) -> anyhow::Result<OwnedFd> {
+        match &self.req_dir {
+            Some(dir) => Ok(dir.try_clone()?),
+            None => open_dir(&self.req),
         }
     }
 
@@ -243,7 +290,7 @@ impl Mailbox {
     /// One poll's look at `req/`: removes junk and whatever is over the caps (at most
     /// [`SWEEP_BUDGET`] entries), and names the records to take.
     pub fn sweep(&self) -> anyhow::Result<Sweep> {
-        let dir = open_dir(&self.req)?;
+        let dir = self.open_req()?;
         Ok(sweep_dir(dir.as_fd(), SWEEP_BUDGET))
     }
 
@@ -251,7 +298,9 @@ impl Mailbox {
     /// without following a symlink, and on the open descriptor a regular file with one link,
     /// at most `max` bytes. Whatever it is, it is gone afterwards.
     pub fn take(&self, name: &str, max: usize) -> Result<Vec<u8>, String> {
-        let dir = open_dir(&self.req).map_err(|e| format!("cannot open the request dir: {e}"))?;
+        let dir = self
+            .open_req()
+            .map_err(|e| format!("cannot open the request dir: {e}"))?;
         let result = read_record(dir.as_fd(), OsStr::new(name), max);
         let kind = match fstatat(dir.as_fd(), name, AtFlags::AT_SYMLINK_NOFOLLOW) {
             Ok(st) => facts_of(&st).kind,

@@ -186,3 +186,32 @@ fn prepare_empties_a_left_over_tree_without_following_links() -> anyhow::Result<
     assert_eq!(std::fs::read(outside.join("keep"))?, b"k");
     Ok(())
 }
+
+/// A file still held open elsewhere (as runsc's dentry cache holds what the host removed) is
+/// emptied before its name goes, so it keeps no space of the request dir; so is a taken record.
+#[test]
+fn removed_files_are_emptied_first_even_while_held_open() -> anyhow::Result<()> {
+    let t = tempfile::tempdir()?;
+    let mb = Mailbox::prepare(&private(t.path())?)?;
+    std::fs::write(mb.req.join("junk"), vec![7u8; 100_000])?;
+    let held = std::fs::File::open(mb.req.join("junk"))?;
+    let rec = mb.req.join(format!("{ID}.json"));
+    std::fs::write(&rec, b"{}")?;
+    let held_rec = std::fs::File::open(&rec)?;
+    let sweep = mb.sweep()?;
+    assert_eq!(sweep.records, vec![format!("{ID}.json")]);
+    assert_eq!(held.metadata()?.len(), 0, "the removed junk kept its bytes");
+    assert_eq!(mb.take(&format!("{ID}.json"), 1000), Ok(b"{}".to_vec()));
+    assert_eq!(
+        held_rec.metadata()?.len(),
+        0,
+        "the taken record kept its bytes"
+    );
+    // Read-only for its owner: left as it is (best effort), but removed all the same.
+    let ro = mb.req.join("ro");
+    std::fs::write(&ro, b"x")?;
+    std::fs::set_permissions(&ro, std::os::unix::fs::PermissionsExt::from_mode(0o400))?;
+    mb.sweep()?;
+    assert_eq!(names(&mb.req), Vec::<String>::new());
+    Ok(())
+}

@@ -10,6 +10,7 @@ pub mod git_env;
 pub mod gitlinks;
 pub mod host_exec;
 pub mod mailbox;
+pub mod mailbox_fs;
 pub mod replay;
 pub mod repository;
 pub mod routing;

@@ -21,6 +21,8 @@ pub struct DomainRuntime {
     conmons: Vec<i32>,
     /// Host pid of the sidecar's PID 1, once up.
     sidecar_pid: Option<u32>,
+    /// The Escalation Mailbox's request dir (its tmpfs), once mounted.
+    mailbox_req: Option<std::os::fd::OwnedFd>,
 }
 
 /// The resource marker: present while containers of the Domain may exist.
@@ -37,6 +39,7 @@ impl DomainRuntime {
             up: false,
             conmons: Vec::new(),
             sidecar_pid: None,
+            mailbox_req: None,
         }
     }
 
@@ -81,14 +84,19 @@ impl DomainRuntime {
         image.ensure(&self.podman, images)?;
         self.mark_up()?;
         let podman = self.podman.clone();
-        let (anchored, sidecar_up) = std::thread::scope(|s| {
-            // The State Anchors are mounted while the sidecar comes up and the sandbox is
-            // created; both are done before the sandbox starts.
+        let runtime_dir = self.domain.runtime_dir.clone();
+        let (anchored, mailbox, sidecar_up) = std::thread::scope(|s| {
+            // The State Anchors and the mailbox's request dir are mounted while the sidecar
+            // comes up and the sandbox is created; all are done before the sandbox starts.
             let anchoring = s.spawn(|| anchors.prepare(&podman));
+            let mailbox = s.spawn(|| crate::escalation::mailbox_fs::mount(&podman, &runtime_dir));
             let up = self.sidecar_up_sandbox_created(profile, image, images, wrapper, &planned);
-            (anchoring.join(), up)
+            (anchoring.join(), mailbox.join(), up)
         });
         sidecar_up?;
+        self.mailbox_req = Some(mailbox.map_err(|_| {
+            anyhow::anyhow!("mounting the mailbox's request dir: the helper thread panicked")
+        })??);
         let report = anchored.map_err(|_| {
             anyhow::anyhow!("preparing the State Anchors: the helper thread panicked")
         })??;
@@ -129,6 +137,18 @@ impl DomainRuntime {
             .collect();
         self.sidecar_pid = inspected.get(1).map(|i| i.pid).filter(|p| *p > 0);
         Ok(planned.notices)
+    }
+
+    /// The Escalation Mailbox, its request dir read through the tmpfs mounted by
+    /// [`DomainRuntime::bring_up`].
+    pub fn mailbox(&self) -> anyhow::Result<crate::escalation::mailbox::Mailbox> {
+        let Some(dir) = &self.mailbox_req else {
+            anyhow::bail!("the Escalation Mailbox's request dir is not mounted");
+        };
+        Ok(
+            crate::escalation::mailbox::Mailbox::at(&self.domain.runtime_dir)
+                .reading_through(dir.try_clone()?),
+        )
     }
 
     /// Host pid of the running sidecar's PID 1 (the coordinator watches it: fail closed is
@@ -211,9 +231,11 @@ impl DomainRuntime {
         Ok(())
     }
 
-    /// Unmounts the State Anchors (after the sandbox and the sidecar, §3.2); the Domain's
-    /// transient resources are then all gone.
+    /// Unmounts the mailbox's request dir and the State Anchors (after the sandbox and the
+    /// sidecar, §3.2); the Domain's transient resources are then all gone.
     pub fn release_state_anchors(&mut self) -> anyhow::Result<()> {
+        self.mailbox_req = None;
+        crate::escalation::mailbox_fs::release(&self.podman, &self.domain.runtime_dir)?;
         StateAnchors::release_all(&self.podman, &self.domain.runtime_dir)?;
         let _ = std::fs::remove_file(&self.marker);
         self.up = false;

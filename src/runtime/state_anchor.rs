@@ -145,7 +145,7 @@ impl StateAnchors {
 
 /// The path of this binary; after an upgrade replaced its file while a Domain ran, the new
 /// file at the same path (the request format is part of the stable JSON below).
-fn lazaret_binary() -> anyhow::Result<PathBuf> {
+pub(crate) fn lazaret_binary() -> anyhow::Result<PathBuf> {
     let exe = std::env::current_exe().context("locating the lazaret binary")?;
     let text = exe.to_string_lossy();
     let path = PathBuf::from(text.strip_suffix(" (deleted)").unwrap_or(&text));

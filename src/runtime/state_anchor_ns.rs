@@ -41,6 +41,12 @@ pub enum NsRequest {
         empty_lower: PathBuf,
         limit: usize,
     },
+    /// The Escalation Mailbox's request dir: a fresh size-limited tmpfs at `target`; the helper
+    /// then prints its pid and waits until its stdin closes (see
+    /// [`crate::escalation::mailbox_fs`]).
+    MailboxMount { target: PathBuf },
+    /// Detach every mount at the request dir `target`.
+    MailboxUnmount { target: PathBuf },
 }
 
 /// One entry of `podman image mount --format json`.
@@ -93,6 +99,13 @@ pub fn main(request: &str) -> anyhow::Result<i32> {
             &empty_lower,
             limit,
         )?)?,
+        NsRequest::MailboxMount { target } => {
+            return crate::escalation::mailbox_fs::ns_mount_and_hold(&target)
+        }
+        NsRequest::MailboxUnmount { target } => {
+            crate::escalation::mailbox_fs::ns_unmount(&target)?;
+            serde_json::to_string(&NsReport::default())?
+        }
     };
     println!("{report}");
     Ok(0)
@@ -257,7 +270,7 @@ fn mount_overlay(lower: &Path, upper: &Path, work: &Path, a: &AnchorMount) -> an
 }
 
 /// Removes every mount stacked at `target`.
-fn detach_all(target: &Path) -> anyhow::Result<()> {
+pub(crate) fn detach_all(target: &Path) -> anyhow::Result<()> {
     for _ in 0..16 {
         if mounts_at(target)?.is_empty() {
             return Ok(());

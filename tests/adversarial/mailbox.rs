@@ -18,6 +18,8 @@ const RULES: &str = "[profiles.mbx]\nextends = \"shell\"\n\
 /// Caps of the request dir (src/escalation/mailbox.rs).
 const MAX_RECORDS: usize = 64;
 const MAX_HELD_BYTES: u64 = 1024 * 1024;
+/// Size of the request dir's own tmpfs (src/escalation/mailbox_fs.rs).
+const REQ_FS_BYTES: u64 = 8 * 1024 * 1024;
 
 fn workspace(dev: &Dev, name: &str) -> TestWorkspace {
     dev.workspace(name).with_profile("mbx", RULES)
@@ -30,6 +32,26 @@ fn host_req(ws: &TestWorkspace) -> PathBuf {
         .join("lazaret")
         .join(ws.domain.as_str())
         .join("mailbox/req")
+}
+
+/// The request dir as the coordinator sees it while the Domain is up: its tmpfs in podman's
+/// rootless namespace, reached through the pause process's root (tests run as root). `None`
+/// when no tmpfs is mounted there (the Domain is down).
+fn ns_req(ws: &TestWorkspace) -> Option<PathBuf> {
+    let pid_file = ws.dev.runtime_dir.join("libpod/tmp/pause.pid");
+    let pid = std::fs::read_to_string(pid_file).ok()?;
+    let rel = host_req(ws);
+    let path = PathBuf::from(format!("/proc/{}/root", pid.trim()))
+        .join(rel.strip_prefix("/").unwrap_or(&rel));
+    let st = nix::sys::statfs::statfs(&path).ok()?;
+    (st.filesystem_type() == nix::sys::statfs::TMPFS_MAGIC).then_some(path)
+}
+
+/// Entries and bytes of the request dir: the host's directory and, while mounted, its tmpfs.
+fn req_usage(ws: &TestWorkspace) -> (usize, u64) {
+    let (n, bytes) = usage(&host_req(ws));
+    let (m, more) = ns_req(ws).map(|p| usage(&p)).unwrap_or_default();
+    (n + m, bytes + more)
 }
 
 /// A canary directory of the developer's, outside the workspace: `<dir>/secret` says "canary".
@@ -162,8 +184,9 @@ for t in range(20):
 attempt(os.symlink, canary, req + "/" + "a" * 32 + ".json")
 attempt(os.symlink, "../..", req + "/.up")
 for i in range(10): attempt(os.mkfifo, req + "/%032x.json" % i)
-for i in range(5):
+def big(i):
     with open(req + "/.big%d" % i, "wb") as f: f.write(b"\0" * (2 * 1024 * 1024))
+for i in range(5): attempt(big, i)
 for i in range(10): attempt(lambda: open(req.encode() + b"/\xff\xfe%d" % i, "w").close())
 t1 = time.time()
 took, left = wait_empty(60)
@@ -185,7 +208,7 @@ print("flood_s=%.2f clear_after_s=%.2f left=%d" % (t1 - t0, took, len(left)))
     );
     assert_pwd_answered(&ws, &r);
     canary.assert_intact();
-    let (n, bytes) = usage(&host_req(&ws));
+    let (n, bytes) = req_usage(&ws);
     assert!(
         n <= MAX_RECORDS && bytes <= MAX_HELD_BYTES,
         "{n} entries, {bytes} bytes left"
@@ -249,7 +272,7 @@ EOF\npython3 /tmp/f.py; {hold}",
     });
     let spent = cpu() - before.0;
     let wall = before.1.elapsed().as_secs_f64();
-    let (left, bytes) = usage(&host_req(&ws));
+    let (left, bytes) = req_usage(&ws);
     ws.release();
     let r = support::finish(child);
     eprintln!(
@@ -359,11 +382,167 @@ print("left=%d" % len(left))
     assert_eq!(r.code, Some(0), "{r:?}");
     assert!(r.stdout.contains("left=0"), "{r:?}");
     assert_pwd_answered(&ws, &r);
-    let (n, bytes) = usage(&host_req(&ws));
+    let (n, bytes) = req_usage(&ws);
     assert!(
         n <= MAX_RECORDS && bytes <= MAX_HELD_BYTES,
         "{n} entries, {bytes} bytes"
     );
+    ws.assert_nothing_left();
+}
+
+/// Files named `name` (deleted or not) held open by any process: (holder pid, link, size,
+/// device) of each, read through `/proc/<pid>/fd` (tests run as root). Matched by the link's
+/// last component: runsc's gofer and Sentry see the request dir under paths of their own.
+fn held_open(name: &str) -> Vec<(u32, String, u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let deleted = format!("/{name} (deleted)");
+    let live = format!("/{name}");
+    let mut out = Vec::new();
+    for p in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = p.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        for fd in std::fs::read_dir(p.path().join("fd"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let link = std::fs::read_link(fd.path()).unwrap_or_default();
+            let link = link.to_string_lossy().into_owned();
+            if link.ends_with(&deleted) || link.ends_with(&live) {
+                if let Ok(m) = std::fs::metadata(fd.path()) {
+                    out.push((pid, link, m.len(), m.dev()));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Opens `req/held`, waits until the sweep has removed its name (junk), then writes 64 MiB
+/// through the descriptor it kept — bytes the sweep can no longer see, which the host would
+/// keep as `req/held (deleted)` in `$XDG_RUNTIME_DIR` for as long as the sandbox likes. The
+/// request dir is a tmpfs of its own: the write fails with ENOSPC at about its size, the file
+/// the host holds is no bigger and not on the runtime dir's file system, and once the file is
+/// closed escalations answer again.
+#[test]
+fn bytes_written_through_a_descriptor_kept_after_the_sweep_are_capped() {
+    use std::os::unix::fs::MetadataExt;
+    let dev = Dev::get();
+    let ws = workspace(&dev, "mbx-held");
+    let held = r#"
+import errno
+fd = os.open(req + "/held", os.O_WRONLY | os.O_CREAT, 0o600)
+t = time.time()
+while "held" in os.listdir(req) and time.time() - t < 20: time.sleep(0.01)
+swept = "held" not in os.listdir(req)
+chunk = b"\0" * (1024 * 1024)
+written, err = 0, "none"
+try:
+    while written < 64 * 1024 * 1024: written += os.write(fd, chunk)
+except OSError as e:
+    err = errno.errorcode.get(e.errno, str(e.errno))
+print("swept=%s written=%d err=%s" % (swept, written, err), flush=True)
+open("/workspace/.written", "w").close()
+while not os.path.exists("/workspace/.checked"): time.sleep(0.01)
+os.close(fd)
+# gVisor keeps the file (and its host descriptor) cached until a lookup shows it is gone.
+os.path.exists(req + "/held")
+"#;
+    // Space comes back once the Sentry lets go of the closed file: ask until it did.
+    let ask = "cd /workspace; for i in $(seq 50); do out=$(lazaret-escalate -- pwd) && break; \
+               sleep 0.2; done; echo \"$out\"; echo rc=$?; echo tries=$i";
+    let script = format!("cat > /tmp/h.py <<'EOF'\n{PY}\n{held}\nEOF\npython3 /tmp/h.py && {ask}");
+    let child = ws.spawn(&["sh", "-c", &script]);
+    let written = support::wait_for(Duration::from_secs(120), || {
+        ws.path.join(".written").exists().then_some(())
+    });
+    // While the sandbox still holds the file: what the host holds of it, and where.
+    let holders = held_open("held");
+    let runtime_dev = std::fs::metadata(&ws.dev.runtime_dir).map(|m| m.dev()).ok();
+    let tmpfs_used = ns_req(&ws)
+        .and_then(|p| nix::sys::statfs::statfs(&p).ok())
+        .map(|st| (st.blocks() - st.blocks_free()) * st.block_size() as u64);
+    let (entries, bytes) = usage(&host_req(&ws));
+    ws.host_sh("touch .checked");
+    let r = support::finish(child);
+    eprintln!(
+        "held-open write: {} | host holds {holders:?} (runtime dir on dev {runtime_dev:?}); tmpfs used {tmpfs_used:?}",
+        r.stdout.lines().next().unwrap_or("")
+    );
+    assert!(written.is_some(), "the sandbox did not get to write: {r:?}");
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let line = r.stdout.lines().next().unwrap_or("");
+    assert!(
+        line.starts_with("swept=True "),
+        "the sweep did not remove the name: {r:?}"
+    );
+    let n: u64 = line
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("written="))
+        .and_then(|w| w.parse().ok())
+        .unwrap_or(u64::MAX);
+    assert!(
+        (REQ_FS_BYTES / 2..=REQ_FS_BYTES).contains(&n),
+        "the write through the kept descriptor was not stopped at about {REQ_FS_BYTES} bytes: {line}"
+    );
+    assert!(line.ends_with("err=ENOSPC"), "{line}");
+    assert!(
+        holders.iter().all(|(_, _, len, _)| *len <= REQ_FS_BYTES),
+        "the host holds more than the cap: {holders:?}"
+    );
+    assert!(
+        holders.iter().all(|(_, _, _, d)| Some(*d) != runtime_dev),
+        "the held file is on the runtime dir's file system: {holders:?}"
+    );
+    assert!(
+        tmpfs_used.is_some_and(|u| u <= REQ_FS_BYTES),
+        "the request dir's tmpfs was not found in podman's namespace while the Domain ran"
+    );
+    assert_eq!(
+        (entries, bytes),
+        (0, 0),
+        "the host dir under the tmpfs was written"
+    );
+    assert_pwd_answered(&ws, &r);
+    ws.assert_nothing_left();
+}
+
+/// Writes 3 000 small files into the request dir, 50 at a time, each closed and left for the
+/// sweep to remove — what a long session's escalations do, or a sandbox that wants its own
+/// request dir's file system exhausted. runsc keeps files the host removed open in its dentry
+/// cache (about a thousand per mount, each pinning an inode and a page of the tmpfs), so a
+/// tmpfs sized below that cache would refuse new requests after a few hundred (seen with 256
+/// inodes: 745 of 1 000 creations failed with ENOSPC). The request dir's size leaves room for
+/// the cache: no creation is refused for space, and escalations answer.
+#[test]
+fn files_removed_by_the_sweep_but_cached_by_runsc_do_not_exhaust_the_request_dir() {
+    let dev = Dev::get();
+    let ws = workspace(&dev, "mbx-cached");
+    let script = r#"
+import errno
+fails = {}
+for b in range(60):
+    for i in range(50):
+        try:
+            with open(req + "/f%d_%d" % (b, i), "wb") as f: f.write(b"x" * 4096)
+        except OSError as e:
+            k = errno.errorcode.get(e.errno, str(e.errno))
+            fails[k] = fails.get(k, 0) + 1
+    wait_empty(10)
+st = os.statvfs(req)
+print("fails=%s free_blocks=%d free_inodes=%d" % (sorted(fails.items()), st.f_bfree, st.f_ffree))
+"#;
+    let r = python_then(&ws, script, PWD_CHECK);
+    eprintln!("cached files: {}", r.stdout.lines().next().unwrap_or(""));
+    assert_eq!(r.code, Some(0), "{r:?}");
+    // ENOENT is the sweep removing a file between its creation and its close (it is junk).
+    assert!(
+        !r.stdout.contains("ENOSPC"),
+        "creations were refused: {r:?}"
+    );
+    assert!(r.stdout.starts_with("fails="), "{r:?}");
+    assert_pwd_answered(&ws, &r);
     ws.assert_nothing_left();
 }
 
@@ -375,7 +554,7 @@ fn a_flood_of_record_shaped_garbage_is_refused_and_real_requests_answer() {
     let dev = Dev::get();
     let ws = workspace(&dev, "mbx-garbage");
     let script = r#"
-for i in range(500): put("%032x.json" % (i + 1000), b'{"v":1,"garbage":true}')
+for i in range(500): attempt(put, "%032x.json" % (i + 1000), b'{"v":1,"garbage":true}')
 took, left = wait_empty(20)
 print("left=%d" % len(left))
 "#;
