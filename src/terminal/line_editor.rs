@@ -41,15 +41,7 @@ impl Key {
     }
 }
 
-const ESC: u8 = 0x1b;
-const BEL: u8 = 0x07;
-const CAN: u8 = 0x18;
-const SUB: u8 = 0x1a;
-/// 8-bit C1 forms: CSI, SS3, ST and the string introducers DCS, SOS, OSC, PM, APC.
-const C1_CSI: u8 = 0x9b;
-const C1_SS3: u8 = 0x8f;
-const C1_ST: u8 = 0x9c;
-const C1_STRINGS: [u8; 5] = [0x90, 0x98, 0x9d, 0x9e, 0x9f];
+use super::control_bytes::{BEL, C1_CSI, C1_SS3, C1_ST, C1_STRINGS, CAN, ESC, SUB};
 /// Longest CSI sequence buffered; longer ones are dropped so input cannot grow the buffer.
 const MAX_CSI: usize = 32;
 const PASTE_END: &[u8] = b"\x1b[201~";

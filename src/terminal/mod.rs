@@ -2,6 +2,7 @@
 //! terminal, plain pipes otherwise; the terminal is restored on every exit path.
 
 pub mod cancel;
+pub mod control_bytes;
 pub mod escape;
 pub mod gate;
 pub mod guard;

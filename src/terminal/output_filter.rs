@@ -22,14 +22,7 @@
 
 use crate::profile::TerminalAccess;
 
-const ESC: u8 = 0x1b;
-const BEL: u8 = 0x07;
-const ENQ: u8 = 0x05;
-const CAN: u8 = 0x18;
-const SUB: u8 = 0x1a;
-const C1_CSI: u8 = 0x9b;
-const C1_OSC: u8 = 0x9d;
-const C1_ST: u8 = 0x9c;
+use super::control_bytes::{BEL, C1_CSI, C1_OSC, C1_ST, CAN, ENQ, ESC, SUB};
 /// An undecided OSC head longer than this is decided on what it has.
 pub const MAX_HEAD: usize = 32;
 /// Most bytes of one blocked OSC dropped while waiting for its terminator.

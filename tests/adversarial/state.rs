@@ -25,11 +25,7 @@ fn timed(ws: &TestWorkspace, args: &[&str]) -> Run {
         .stdin(Stdio::null())
         .output()
         .expect("running lazaret");
-    Run {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Run::from(out)
 }
 
 fn json(run: &Run) -> Value {

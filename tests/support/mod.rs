@@ -183,12 +183,7 @@ pub const HOLD: &str = "while [ ! -e /workspace/.go ]; do sleep 0.1; done";
 
 /// Waits for a spawned `lazaret run` and collects its output.
 pub fn finish(child: Child) -> Run {
-    let out = child.wait_with_output().expect("waiting for lazaret");
-    Run {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Run::from(child.wait_with_output().expect("waiting for lazaret"))
 }
 
 /// Output of one `lazaret` invocation, with its streams as text.
@@ -197,6 +192,16 @@ pub struct Run {
     pub code: Option<i32>,
     pub stdout: String,
     pub stderr: String,
+}
+
+impl From<Output> for Run {
+    fn from(out: Output) -> Run {
+        Run {
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
 }
 
 impl TestWorkspace {
@@ -286,11 +291,7 @@ impl TestWorkspace {
             .stdin(Stdio::null())
             .output()
             .expect("running lazaret");
-        Run {
-            code: out.status.code(),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        Run::from(out)
     }
 
     /// A shell script run as the developer on the host, in the workspace.
