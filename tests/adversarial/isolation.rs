@@ -746,6 +746,10 @@ fn host_secrets_environment_and_paths_stay_outside() {
         ],
         &["sh", "-c", &script],
     );
+    dev.sh(&format!(
+        "for d in \"$HOME/.ssh\" \"$HOME/.config/lazaret\" \"$HOME/.local/share/lazaret\" \
+         \"$XDG_RUNTIME_DIR/lazaret\"; do rm -f \"$d/{tag}\"; done"
+    ));
     assert_eq!(r.code, Some(0), "{r:?}");
     let stdout = r.stdout;
     let parts: Vec<&str> = stdout.split("---\n").collect();

@@ -430,7 +430,14 @@ impl Drop for TestWorkspace {
                 .args(["rm", "-f", "-t", "0", &name])
                 .output();
         }
-        let mut doomed = vec![self.path.clone(), self.domain_root()];
+        // The Git Sentry's record of the workspace goes with it.
+        let sentry = lazaret::runtime::git_sentry::record::record_path(
+            &lazaret::runtime::git_sentry::record::store_dir(
+                &self.dev.home.join(".local/share/lazaret"),
+            ),
+            &self.path,
+        );
+        let mut doomed = vec![self.path.clone(), self.domain_root(), sentry];
         doomed.extend(self.config_home.clone());
         // Anchor upper dirs hold files of subordinate uids: remove inside the user namespace.
         let _ = self
