@@ -368,11 +368,25 @@ fn a_paste_never_decides() {
 
 /// Attack: time the escalation so that its card appears while the developer holds a key
 /// down (auto-repeat), or types into the sandbox — those keys must not answer the card.
+///
+/// The guard rightly lets a key through after 300 ms of quiet, so a run in which the busy
+/// machine stalled the repeat for that long and the card was answered proves nothing either
+/// way: it is run again (at most three times); a stalled run in which nothing was decided, and
+/// every run without a stall, counts.
 #[test]
 fn a_key_held_down_as_the_card_appears_never_decides() {
     let dev = Dev::get();
-    let ws = workspace(&dev, "adv-held", "");
-    let st = Stage::start(&dev, &ws, "held");
+    for attempt in 1..=3 {
+        if held_key_attempt(&dev, attempt == 3) {
+            return;
+        }
+    }
+}
+
+/// One attempt; false when it was inconclusive (stalled and decided) and may be retried.
+fn held_key_attempt(dev: &Dev, last: bool) -> bool {
+    let ws = workspace(dev, "adv-held", "");
+    let st = Stage::start(dev, &ws, "held");
     st.type_line(&format!(
         "sleep 1; lazaret-escalate -- touch '{}'; echo rc=$?",
         st.marker.display()
@@ -440,10 +454,17 @@ fn a_key_held_down_as_the_card_appears_never_decides() {
         .max()
         .unwrap_or(Duration::MAX);
     assert!(sent.len() > 20, "the repeat did not run");
+    let stalled = longest_gap >= Duration::from_millis(290);
+    std::thread::sleep(Duration::from_millis(1500));
+    if stalled && st.marker.exists() && !last {
+        eprintln!("the key repeat stalled for {longest_gap:?} and the card was answered: again");
+        st.exit();
+        return false;
+    }
     assert!(
-        longest_gap < Duration::from_millis(290),
-        "the key repeat stalled for {longest_gap:?} (the guard rightly lets a key after \
-         300 ms of quiet through): rerun on a less loaded machine"
+        !stalled || !st.marker.exists(),
+        "the key repeat stalled for {longest_gap:?} in every attempt (the guard rightly lets a \
+         key after 300 ms of quiet through): rerun on a less loaded machine"
     );
     st.assert_undecided("while a key was held");
     // Released, looked, pressed: that one counts.
@@ -452,6 +473,7 @@ fn a_key_held_down_as_the_card_appears_never_decides() {
         .wait_screen("t", "the approval", |s| s.contains("rc=0"));
     assert!(st.marker.exists());
     st.exit();
+    true
 }
 
 /// Attack: write OSC 52 to set the host clipboard (7-bit and 8-bit C1 forms, BEL and ST) and
