@@ -3,6 +3,7 @@
 //! The library holds the engine; `main.rs` is the only place that exits the process.
 
 pub mod cli;
+pub mod client;
 pub mod config;
 pub mod coordinator;
 pub mod doctor;

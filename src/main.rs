@@ -27,6 +27,8 @@ fn main() -> ExitCode {
             Command::State(args) => cli::state::execute(&layout, args),
             Command::Exec(args) => cli::exec::execute(&layout, args),
             Command::Ps(args) => cli::ps::execute(&layout, args),
+            Command::Attach(args) => cli::attach::execute(&layout, args),
+            Command::Kill(args) => cli::kill::execute(&layout, args),
             Command::Net(args) => cli::net::execute(&layout, args),
             Command::Doctor(args) => cli::doctor::execute(&layout, args),
             Command::Config(args) => cli::config::execute(&layout, args),

@@ -36,7 +36,7 @@ use std::path::PathBuf;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 /// The protocol version this build speaks best.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// Every version this build speaks.
 pub const SUPPORTED_VERSIONS: &[u32] = &[PROTOCOL_VERSION];
@@ -78,6 +78,55 @@ pub enum ClientMessage {
         request_id: String,
         decision: Decision,
     },
+    /// Opens a client connection without a Client Session of its own (`lazaret attach`,
+    /// `lazaret tui`, `lazaret ps`, `lazaret kill`): it may start, list, attach to and end the
+    /// Domain's coordinator-owned sessions. Bound like [`ClientMessage::Register`]; `label`
+    /// names the client in logs and `lazaret ps` (e.g. "tui", "attach").
+    Connect {
+        client_cli_id: ComponentId,
+        profile: String,
+        workspace: PathBuf,
+        label: String,
+    },
+    /// Starts a coordinator-owned session running `argv` under a terminal of `rows`×`cols`; its
+    /// process survives every client (FR-6 counts it until it exits or is ended). With `attach`,
+    /// this client is attached to it at once. `config_fingerprint` is checked as at `register`.
+    StartSession {
+        argv: Vec<String>,
+        /// Working directory inside the Agent Sandbox (under `/workspace`).
+        cwd: String,
+        rows: u16,
+        cols: u16,
+        config_fingerprint: String,
+        attach: bool,
+        /// Up to this many scrollback lines are replayed on attach.
+        history: u32,
+    },
+    /// Attaches to a running session: the coordinator answers `attached` and then sends the
+    /// current screen and live output as data frames on the channel it names.
+    AttachSession {
+        session_id: SessionId,
+        rows: u16,
+        cols: u16,
+        /// Up to this many scrollback lines are replayed before the screen.
+        history: u32,
+    },
+    /// Stops receiving a session's output; the session keeps running.
+    DetachSession { session_id: SessionId },
+    /// This client's terminal for the session changed size; the most recent active client's
+    /// size is the session's.
+    ResizeSession {
+        session_id: SessionId,
+        rows: u16,
+        cols: u16,
+    },
+    /// Ends a coordinator-owned session: its process is hung up and then killed.
+    EndSession { session_id: SessionId },
+    /// Asks for the Domain's sessions.
+    ListSessions {},
+    /// A control centre: this client is offered the escalation prompts of every session of the
+    /// Domain, not only of those it is attached to.
+    WatchEscalations {},
 }
 
 /// Messages the coordinator sends to a Client CLI.
@@ -113,8 +162,56 @@ pub enum CoordinatorMessage {
     EscalationWithdrawn { request_id: String, reason: String },
     /// The coordinator is going away; every session on it ends.
     Shutdown { reason: String },
+    /// The connection is open (answer to [`ClientMessage::Connect`]).
+    Connected { client_cli_id: ComponentId },
+    /// A coordinator-owned session started.
+    SessionStarted { session: SessionInfo },
+    /// Attached to a session: its output arrives as data frames on `channel`, beginning with a
+    /// redraw of its current screen; input for it goes on the same channel.
+    Attached {
+        session_id: SessionId,
+        channel: u32,
+        rows: u16,
+        cols: u16,
+    },
+    /// No longer attached to the session (asked for, or the session ended).
+    Detached { session_id: SessionId },
+    /// A session's process ended (`status`: its exit status when known).
+    SessionExited {
+        session_id: SessionId,
+        status: Option<i32>,
+        reason: String,
+    },
+    /// The Domain's sessions (answer to [`ClientMessage::ListSessions`]).
+    Sessions { sessions: Vec<SessionInfo> },
+    /// A session's size changed (another client resized it).
+    SessionResized {
+        session_id: SessionId,
+        rows: u16,
+        cols: u16,
+    },
     /// The client broke the protocol; the coordinator closes the connection after this.
     Error { message: String },
+}
+
+/// One session of a Domain, as `lazaret ps` and the session picker show it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionInfo {
+    pub session_id: SessionId,
+    pub command: Vec<String>,
+    pub started_unix_ms: u64,
+    /// Owned by the coordinator (attachable) rather than by its `lazaret run` terminal.
+    pub hosted: bool,
+    /// Whether its process still runs.
+    pub running: bool,
+    pub exit_status: Option<i32>,
+    /// Labels of the clients attached now (e.g. "tui", "attach").
+    pub attached: Vec<String>,
+    /// Label of the client that started it.
+    pub started_by: String,
+    pub rows: u16,
+    pub cols: u16,
 }
 
 /// Machine-readable kind of a refusal.
@@ -311,6 +408,13 @@ fn kind(msg: &CoordinatorMessage) -> &'static str {
         CoordinatorMessage::EscalationWithdrawn { .. } => "escalation_withdrawn",
         CoordinatorMessage::Shutdown { .. } => "shutdown",
         CoordinatorMessage::Error { .. } => "error",
+        CoordinatorMessage::Connected { .. } => "connected",
+        CoordinatorMessage::SessionStarted { .. } => "session_started",
+        CoordinatorMessage::Attached { .. } => "attached",
+        CoordinatorMessage::Detached { .. } => "detached",
+        CoordinatorMessage::SessionExited { .. } => "session_exited",
+        CoordinatorMessage::Sessions { .. } => "sessions",
+        CoordinatorMessage::SessionResized { .. } => "session_resized",
     }
 }
 
@@ -411,11 +515,57 @@ mod tests {
                 session_id: sid.clone(),
             },
             ClientMessage::Cancel {},
+            ClientMessage::Connect {
+                client_cli_id: ComponentId::generate().unwrap(),
+                profile: "default".into(),
+                workspace: "/home/dev/p".into(),
+                label: "tui".into(),
+            },
+            ClientMessage::StartSession {
+                argv: vec!["bash".into()],
+                cwd: "/workspace".into(),
+                rows: 24,
+                cols: 80,
+                config_fingerprint: "ab".repeat(32),
+                attach: true,
+                history: 1000,
+            },
+            ClientMessage::AttachSession {
+                session_id: sid.clone(),
+                rows: 50,
+                cols: 190,
+                history: 0,
+            },
+            ClientMessage::DetachSession {
+                session_id: sid.clone(),
+            },
+            ClientMessage::ResizeSession {
+                session_id: sid.clone(),
+                rows: 1,
+                cols: 1,
+            },
+            ClientMessage::EndSession {
+                session_id: sid.clone(),
+            },
+            ClientMessage::ListSessions {},
+            ClientMessage::WatchEscalations {},
         ];
         for m in client {
             let s = serde_json::to_string(&m).unwrap();
             assert_eq!(serde_json::from_str::<ClientMessage>(&s).unwrap(), m, "{s}");
         }
+        let info = SessionInfo {
+            session_id: sid.clone(),
+            command: vec!["bash".into()],
+            started_unix_ms: 1,
+            hosted: true,
+            running: true,
+            exit_status: None,
+            attached: vec!["tui".into()],
+            started_by: "tui".into(),
+            rows: 24,
+            cols: 80,
+        };
         let coordinator = [
             CoordinatorMessage::Welcome { version: 1 },
             Refusal::config_mismatch("aa", "bb").into(),
@@ -437,6 +587,34 @@ mod tests {
             },
             CoordinatorMessage::Error {
                 message: "no".into(),
+            },
+            CoordinatorMessage::Connected {
+                client_cli_id: ComponentId::generate().unwrap(),
+            },
+            CoordinatorMessage::SessionStarted {
+                session: info.clone(),
+            },
+            CoordinatorMessage::Attached {
+                session_id: sid.clone(),
+                channel: 7,
+                rows: 24,
+                cols: 80,
+            },
+            CoordinatorMessage::Detached {
+                session_id: sid.clone(),
+            },
+            CoordinatorMessage::SessionExited {
+                session_id: sid.clone(),
+                status: Some(3),
+                reason: "exited".into(),
+            },
+            CoordinatorMessage::Sessions {
+                sessions: vec![info.clone()],
+            },
+            CoordinatorMessage::SessionResized {
+                session_id: sid.clone(),
+                rows: 10,
+                cols: 20,
             },
         ];
         for m in coordinator {

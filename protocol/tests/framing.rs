@@ -188,3 +188,44 @@ async fn client_rejects_a_version_it_did_not_offer() {
     let (_, cli) = tokio::join!(server, client_handshake(&mut c, &[1], "t"));
     assert!(matches!(cli.unwrap_err(), HandshakeError::Unexpected(_)));
 }
+
+#[tokio::test]
+async fn data_frames_carry_raw_bytes_beside_json_messages() {
+    use lazaret_protocol::framing::{recv_frame, send_data, Frame, MAX_DATA};
+    let (a, b) = tokio::io::duplex(4 * 1024 * 1024);
+    let (mut a, mut b) = (framing::framed(a), framing::framed(b));
+    let big: Vec<u8> = (0..MAX_DATA + 10).map(|i| (i % 251) as u8).collect();
+    send_data(&mut a, 9, b"\x1b[31mred\0").await.unwrap();
+    framing::send(&mut a, &serde_json::json!({"type": "x"}))
+        .await
+        .unwrap();
+    send_data(&mut a, 1, &big).await.unwrap();
+    match recv_frame::<_, serde_json::Value>(&mut b).await.unwrap() {
+        Frame::Data { channel, bytes } => {
+            assert_eq!(channel, 9);
+            assert_eq!(&bytes[..], b"\x1b[31mred\0");
+        }
+        other => panic!("{other:?}"),
+    }
+    match recv_frame::<_, serde_json::Value>(&mut b).await.unwrap() {
+        Frame::Message(v) => assert_eq!(v["type"], "x"),
+        other => panic!("{other:?}"),
+    }
+    let mut got = Vec::new();
+    for _ in 0..2 {
+        match recv_frame::<_, serde_json::Value>(&mut b).await.unwrap() {
+            Frame::Data { channel: 1, bytes } => got.extend_from_slice(&bytes),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(got, big, "a payload over one frame arrives split, in order");
+}
+
+#[test]
+fn a_data_frame_shorter_than_its_header_is_refused() {
+    use lazaret_protocol::framing::{parse_frame, Frame, FrameError};
+    let r = parse_frame::<serde_json::Value>(bytes::Bytes::from_static(&[0, 0, 1]));
+    assert!(matches!(r, Err(FrameError::ShortData)), "{r:?}");
+    let r = parse_frame::<serde_json::Value>(bytes::Bytes::from_static(&[0, 0, 0, 0, 2]));
+    assert!(matches!(r, Ok(Frame::Data { channel: 2, ref bytes }) if bytes.is_empty()));
+}

@@ -3,7 +3,8 @@
 use lazaret_protocol::anchor::IssueError;
 use lazaret_protocol::framing::{self, FrameError};
 use lazaret_protocol::messages::{
-    client_handshake, server_handshake, ClientMessage, CoordinatorMessage, SUPPORTED_VERSIONS,
+    client_handshake, server_handshake, ClientMessage, CoordinatorMessage, PROTOCOL_VERSION,
+    SUPPORTED_VERSIONS,
 };
 use lazaret_protocol::tls::{self, TlsError};
 use lazaret_protocol::{
@@ -124,8 +125,8 @@ async fn client_cli_is_authorized_and_both_identities_returned() {
         server_handshake(&mut s, SUPPORTED_VERSIONS),
         client_handshake(&mut c, SUPPORTED_VERSIONS, "lazaret test")
     );
-    assert_eq!(srv.unwrap(), (1, "lazaret test".to_owned()));
-    assert_eq!(cli.unwrap(), 1);
+    assert_eq!(srv.unwrap(), (PROTOCOL_VERSION, "lazaret test".to_owned()));
+    assert_eq!(cli.unwrap(), PROTOCOL_VERSION);
     framing::send(
         &mut s,
         &CoordinatorMessage::Shutdown {

@@ -1,10 +1,12 @@
 //! Command-line interface: one file per verb.
 
+pub mod attach;
 pub mod config;
 pub mod coordinator;
 pub mod doctor;
 pub mod exec;
 pub mod git_sentry;
+pub mod kill;
 pub mod net;
 pub mod profile;
 pub mod ps;
@@ -38,6 +40,8 @@ pub enum Command {
     State(state::StateArgs),
     Exec(exec::ExecArgs),
     Ps(ps::PsArgs),
+    Attach(attach::AttachArgs),
+    Kill(kill::KillArgs),
     Net(net::NetArgs),
     Doctor(doctor::DoctorArgs),
     Config(config::ConfigArgs),

@@ -10,7 +10,9 @@ use clap::Args;
 #[derive(Debug, Args)]
 pub struct PsArgs {
     /// Print a JSON array of Domains (domain_id, profile, workspace, coordinator_pid, coordinator_id,
-    /// sandbox, sessions[{session_id, client_cli_id, command, started_unix_ms}]).
+    /// sandbox, sessions[{session_id, client_cli_id, command, started_unix_ms, hosted, attached,
+    /// started_by}]). `hosted`: owned by the coordinator (attachable with `lazaret attach`);
+    /// `attached`: labels of the clients attached now (empty: detached, still running).
     #[arg(long)]
     pub json: bool,
 }
@@ -55,7 +57,19 @@ pub fn execute(layout: &Layout, args: PsArgs) -> anyhow::Result<i32> {
             d.sessions.len()
         );
         for s in &d.sessions {
-            println!("    session {}  {}", s.session_id, s.command.join(" "));
+            let how = if !s.hosted {
+                "on its `lazaret run` terminal".to_owned()
+            } else if s.attached.is_empty() {
+                format!("detached (started by {})", s.started_by)
+            } else {
+                format!("attached: {}", s.attached.join(", "))
+            };
+            println!(
+                "    session {}  {}  [{}]",
+                s.session_id,
+                crate::terminal::escape::argv(&s.command),
+                how
+            );
         }
     }
     Ok(0)

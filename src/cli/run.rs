@@ -16,23 +16,30 @@ use clap::Args;
 ///   lazaret run                      an interactive shell in the sandbox
 ///   lazaret run -- make test         one command, then back to the host
 ///   echo hi | lazaret run -- cat     stdin and stdout as pipes when not a terminal
+///   lazaret run --detachable -- claude   a session that outlives this terminal:
+///                                    ctrl-b d detaches, `lazaret attach` comes back
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct RunArgs {
     /// Agent Profile to run (default: `default_profile` of the host configuration, else the built-in "shell"; see `lazaret profile list`).
     #[arg(long, value_name = "NAME")]
     pub profile: Option<String>,
+    /// Run the command as a session the Session Coordinator owns: it survives this terminal
+    /// (ctrl-b d detaches, closing the terminal too) and `lazaret attach` shows it again.
+    #[arg(long)]
+    pub detachable: bool,
     /// The command and its arguments, after `--`.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
 }
 
 pub fn execute(layout: &Layout, args: RunArgs) -> anyhow::Result<i32> {
-    session::run(
-        layout,
-        &RunOptions {
-            profile: args.profile,
-            command: args.command,
-        },
-    )
+    let opts = RunOptions {
+        profile: args.profile,
+        command: args.command,
+    };
+    if args.detachable {
+        return crate::client::detachable::run(layout, &opts);
+    }
+    session::run(layout, &opts)
 }

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use tokio::net::UnixStream;
 
-type Conn = framing::FramedStream<tokio_rustls::client::TlsStream<UnixStream>>;
+pub type Conn = framing::FramedStream<tokio_rustls::client::TlsStream<UnixStream>>;
 
 /// Why joining a running Domain did not work.
 #[derive(Debug)]
@@ -190,19 +190,14 @@ impl DomainSession for ClientSession {
     }
 }
 
-async fn register(
-    reg: &Registration<'_>,
-) -> Result<
-    (
-        Conn,
-        SessionId,
-        ComponentId,
-        lazaret_protocol::SessionAnchor,
-    ),
-    JoinError,
-> {
-    let socket: PathBuf = paths::socket(reg.domain);
-    let stream = match UnixStream::connect(&socket).await {
+/// Enrollment, mutual TLS and the version handshake with the coordinator listening on
+/// `socket`: a connection authenticated as a new Client CLI of this run.
+pub async fn open(
+    socket: &std::path::Path,
+    profile: &str,
+    domain_id: &lazaret_protocol::DomainId,
+) -> Result<(Conn, ComponentId), JoinError> {
+    let stream = match UnixStream::connect(socket).await {
         Ok(s) => s,
         Err(e)
             if matches!(
@@ -218,7 +213,7 @@ async fn register(
     let sent = framing::send(
         &mut plain,
         &EnrollRequest::Enroll {
-            profile: reg.profile.to_owned(),
+            profile: profile.to_owned(),
         },
     )
     .await;
@@ -249,12 +244,28 @@ async fn register(
     let creds = Credentials::from_pem(cert_pem.as_bytes(), key_pem.as_bytes())?;
     let ca = pem_to_der(&ca_pem)?;
     let config = tls::client_config(&ca, &creds)?;
-    let expected = Expectation::coordinator(reg.profile, &reg.domain.id);
+    let expected = Expectation::coordinator(profile, domain_id);
     let (tls_stream, _coordinator) = tls::connect(config, plain.into_inner(), &expected).await?;
     let mut conn = framing::framed(tls_stream);
     messages::client_handshake(&mut conn, SUPPORTED_VERSIONS, env!("CARGO_PKG_VERSION"))
         .await
         .map_err(anyhow::Error::from)?;
+    Ok((conn, client_cli_id))
+}
+
+async fn register(
+    reg: &Registration<'_>,
+) -> Result<
+    (
+        Conn,
+        SessionId,
+        ComponentId,
+        lazaret_protocol::SessionAnchor,
+    ),
+    JoinError,
+> {
+    let socket: PathBuf = paths::socket(reg.domain);
+    let (mut conn, client_cli_id) = open(&socket, reg.profile, &reg.domain.id).await?;
     framing::send(
         &mut conn,
         &ClientMessage::Register {

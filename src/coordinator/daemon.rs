@@ -133,8 +133,19 @@ fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> an
         .build()
         .context("starting the coordinator's event loop")?;
     let _guard = rt.enter();
+    let engine = Arc::new(Engine::new(config, registry, status));
+    let host = super::hosted::SessionHost::new(
+        engine.clone(),
+        super::hosted::SpawnConfig {
+            domain: domain.clone(),
+            profile: profile.clone(),
+            sandbox: runtime.sandbox_name(),
+            program: std::env::var("LAZARET_PODMAN").unwrap_or_else(|_| "podman".to_owned()),
+        },
+    );
     let endpoint = Arc::new(Endpoint {
-        engine: Arc::new(Engine::new(config, registry, status)),
+        engine,
+        host,
         anchor,
         server_config,
         uid: nix::unistd::getuid().as_raw(),
@@ -259,7 +270,6 @@ async fn serve(
             }
             accepted = listener.accept() => {
                 let (stream, _) = accepted.context("accepting a connection")?;
-                any_session = true;
                 tokio::spawn(server::handle(endpoint.clone(), stream));
             }
             _ = endpoint.engine.wait_empty() => {
@@ -267,8 +277,13 @@ async fn serve(
                 return Ok(());
             }
             _ = &mut first_deadline, if !any_session => {
-                tracing::info!("no Client Session arrived; tearing down");
-                return Ok(());
+                // Connections that only looked (`lazaret ps`, a `connect` that never started a
+                // session) do not keep a Domain nobody uses.
+                if !endpoint.engine.had_sessions() {
+                    tracing::info!("no Client Session arrived; tearing down");
+                    return Ok(());
+                }
+                any_session = true;
             }
             _ = term.recv() => {
                 tracing::info!("terminated by a signal");

@@ -60,6 +60,8 @@ pub struct Engine {
     status: Mutex<DomainStatus>,
     shutdown: watch::Sender<Option<String>>,
     empty: Notify,
+    /// Sessions registered since the start (a Domain nobody used is torn down).
+    registered_ever: std::sync::atomic::AtomicU64,
 }
 
 impl Engine {
@@ -73,6 +75,7 @@ impl Engine {
             status: Mutex::new(status),
             shutdown,
             empty: Notify::new(),
+            registered_ever: Default::default(),
         };
         engine.publish_status();
         engine
@@ -152,6 +155,9 @@ impl Engine {
                 client_cli_id: client_cli_id.as_str().to_owned(),
                 command: Vec::new(),
                 started_unix_ms: now_unix_ms(),
+                hosted: false,
+                attached: Vec::new(),
+                started_by: "run".to_owned(),
             });
         }
         let (prompt_tx, prompts) = routing::channel();
@@ -168,6 +174,8 @@ impl Engine {
                 },
             );
         }
+        self.registered_ever
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         self.publish_status();
         tracing::info!(client_cli = %client_cli_id, session = %session_id.as_str(), "session registered");
         Ok(Registered {
@@ -223,6 +231,37 @@ impl Engine {
             self.empty.notify_one();
         }
         stopping
+    }
+
+    /// A coordinator-owned session's clients changed: `lazaret ps` shows them.
+    pub fn set_hosted(&self, session: &SessionId, started_by: &str, attached: Vec<String>) {
+        if let Ok(mut st) = self.status.lock() {
+            if let Some(s) = st
+                .sessions
+                .iter_mut()
+                .find(|s| s.session_id == session.as_str())
+            {
+                s.hosted = true;
+                s.started_by = started_by.to_owned();
+                s.attached = attached;
+            }
+        }
+        self.publish_status();
+    }
+
+    /// Whether any session ever registered.
+    pub fn had_sessions(&self) -> bool {
+        self.registered_ever
+            .load(std::sync::atomic::Ordering::SeqCst)
+            > 0
+    }
+
+    /// The sessions as `lazaret ps` shows them.
+    pub fn status_sessions(&self) -> Vec<SessionStatus> {
+        self.status
+            .lock()
+            .map(|st| st.sessions.clone())
+            .unwrap_or_default()
     }
 
     /// Takes a Host Escalation step of the protocol core (recorded in the trace). A step the

@@ -23,10 +23,19 @@ const PROGRESS_AFTER: Duration = Duration::from_secs(2);
 
 /// Joins the Domain, starting its coordinator first if none runs.
 pub fn join_or_start(reg: &Registration<'_>) -> anyhow::Result<ClientSession> {
+    join_or_start_with(reg, ClientSession::join)
+}
+
+/// As [`join_or_start`], joining with `join` (e.g. a client connection without a session of
+/// its own, for coordinator-owned sessions).
+pub fn join_or_start_with<T>(
+    reg: &Registration<'_>,
+    join: impl Fn(&Registration<'_>) -> Result<T, JoinError>,
+) -> anyhow::Result<T> {
     let deadline = Instant::now() + JOIN_TIMEOUT;
     let mut last_wait = String::from("another lazaret process is starting or stopping the Domain");
     loop {
-        match ClientSession::join(reg) {
+        match join(reg) {
             Ok(session) => return Ok(session),
             Err(JoinError::Failed(e)) => return Err(e),
             Err(JoinError::Unavailable(why)) => last_wait = why,
@@ -34,7 +43,7 @@ pub fn join_or_start(reg: &Registration<'_>) -> anyhow::Result<ClientSession> {
                 if let Some(lock) = LifecycleLock::try_acquire(&reg.domain.runtime_dir)? {
                     // Leader. A coordinator may have become ready between our connect and the
                     // lock: if so, join it instead.
-                    match ClientSession::join(reg) {
+                    match join(reg) {
                         Ok(session) => return Ok(session),
                         Err(JoinError::Failed(e)) => return Err(e),
                         Err(_) => {}

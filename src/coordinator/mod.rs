@@ -5,12 +5,14 @@
 //! the CLI's side (join a running coordinator, or become the startup leader and start one).
 
 pub mod client;
+mod client_conn;
 pub mod core;
 pub mod daemon;
 pub mod effect;
 pub mod engine;
 mod escalation;
 pub mod event;
+pub mod hosted;
 pub mod invariants;
 pub mod launch;
 mod lifecycle;

@@ -26,13 +26,15 @@ pub const SETUP_TIMEOUT: Duration = Duration::from_secs(10);
 /// The socket side of a coordinator: its engine and this run's trust material.
 pub struct Endpoint {
     pub engine: Arc<Engine>,
+    /// Coordinator-owned sessions (issue #14).
+    pub host: Arc<super::hosted::SessionHost>,
     pub anchor: TrustAnchor,
     pub server_config: Arc<rustls::ServerConfig>,
     /// The developer's uid: the only peer accepted (SR-10).
     pub uid: u32,
 }
 
-type Conn = framing::FramedStream<tokio_rustls::server::TlsStream<UnixStream>>;
+pub(super) type Conn = framing::FramedStream<tokio_rustls::server::TlsStream<UnixStream>>;
 
 /// Serves one connection until its session ends.
 pub async fn handle(endpoint: Arc<Endpoint>, stream: UnixStream) {
@@ -48,11 +50,16 @@ async fn serve(endpoint: &Endpoint, stream: UnixStream) -> anyhow::Result<()> {
     if cred.uid() != endpoint.uid {
         anyhow::bail!("refused a connection from uid {} (SR-10)", cred.uid());
     }
-    let (mut conn, registered, client_cli_id) =
-        match tokio::time::timeout(SETUP_TIMEOUT, setup(endpoint, stream)).await {
-            Ok(r) => r?,
-            Err(_) => anyhow::bail!("the client took too long to register"),
-        };
+    let opened = match tokio::time::timeout(SETUP_TIMEOUT, setup(endpoint, stream)).await {
+        Ok(r) => r?,
+        Err(_) => anyhow::bail!("the client took too long to register"),
+    };
+    let (mut conn, registered, client_cli_id) = match opened {
+        Opened::Session(conn, registered, id) => (conn, registered, id),
+        Opened::Client(conn, id, label) => {
+            return super::client_conn::serve(endpoint, conn, id, label).await;
+        }
+    };
     let engine = &endpoint.engine;
     let super::engine::Registered {
         cli,
@@ -82,11 +89,16 @@ async fn serve(endpoint: &Endpoint, stream: UnixStream) -> anyhow::Result<()> {
     result.map(|_| ())
 }
 
+/// What a connection opened as.
+enum Opened {
+    /// `register`: a Client Session whose command its CLI runs (`lazaret run`, `lazaret exec`).
+    Session(Conn, super::engine::Registered, ComponentId),
+    /// `connect`: a client of coordinator-owned sessions (`lazaret tui`, `attach`, `ps`, `kill`).
+    Client(Conn, ComponentId, String),
+}
+
 /// Enrollment, mutual TLS, version handshake, registration.
-async fn setup(
-    endpoint: &Endpoint,
-    stream: UnixStream,
-) -> anyhow::Result<(Conn, super::engine::Registered, ComponentId)> {
+async fn setup(endpoint: &Endpoint, stream: UnixStream) -> anyhow::Result<Opened> {
     let engine = &endpoint.engine;
     let profile_name = &engine.config.profile;
     let domain_id = &engine.config.domain_id;
@@ -130,16 +142,48 @@ async fn setup(
     let mut conn = framing::framed(tls);
     messages::server_handshake(&mut conn, SUPPORTED_VERSIONS).await?;
 
-    let ClientMessage::Register {
-        client_cli_id: named,
-        config_fingerprint,
-        profile,
-        workspace,
-    } = framing::recv(&mut conn).await?
-    else {
-        let reason = "the first request must be register".to_owned();
-        refuse(&mut conn, RefusalCode::Binding, reason.clone()).await;
-        anyhow::bail!(reason);
+    let (named, config_fingerprint, profile, workspace) = match framing::recv(&mut conn).await? {
+        ClientMessage::Register {
+            client_cli_id,
+            config_fingerprint,
+            profile,
+            workspace,
+        } => (client_cli_id, config_fingerprint, profile, workspace),
+        ClientMessage::Connect {
+            client_cli_id: named,
+            profile,
+            workspace,
+            label,
+        } => {
+            if let Err(r) = messages::check_register_binding(&peer, &named, &profile) {
+                refuse(&mut conn, r.code, r.reason.clone()).await;
+                anyhow::bail!(r.reason);
+            }
+            if workspace != engine.config.workspace {
+                let reason = format!(
+                    "this coordinator serves the workspace {}, not {}",
+                    engine.config.workspace.display(),
+                    workspace.display()
+                );
+                refuse(&mut conn, RefusalCode::Binding, reason.clone()).await;
+                anyhow::bail!(reason);
+            }
+            let label: String = label
+                .chars()
+                .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .take(32)
+                .collect();
+            let answer = CoordinatorMessage::Connected {
+                client_cli_id: client_cli_id.clone(),
+            };
+            framing::send(&mut conn, &answer).await?;
+            return Ok(Opened::Client(conn, client_cli_id, label));
+        }
+        _ => {
+            let reason = "the first request must be register or connect".to_owned();
+            refuse(&mut conn, RefusalCode::Binding, reason.clone()).await;
+            anyhow::bail!(reason);
+        }
     };
     if let Err(r) = messages::check_register_binding(&peer, &named, &profile) {
         refuse(&mut conn, r.code, r.reason.clone()).await;
@@ -160,10 +204,10 @@ async fn setup(
         engine.leave(registered.cli, Some(&registered.session_id));
         return Err(e.into());
     }
-    Ok((conn, registered, client_cli_id))
+    Ok(Opened::Session(conn, registered, client_cli_id))
 }
 
-async fn refuse(conn: &mut Conn, code: RefusalCode, reason: String) {
+pub(super) async fn refuse(conn: &mut Conn, code: RefusalCode, reason: String) {
     let _ = framing::send(conn, &CoordinatorMessage::Refused { code, reason }).await;
     let _ = framing::close(conn).await;
 }

@@ -10,6 +10,15 @@ pub struct SessionStatus {
     pub client_cli_id: String,
     pub command: Vec<String>,
     pub started_unix_ms: u64,
+    /// Owned by the coordinator, attachable (`lazaret attach`); else its `lazaret run` owns it.
+    #[serde(default)]
+    pub hosted: bool,
+    /// Labels of the clients attached to a coordinator-owned session now.
+    #[serde(default)]
+    pub attached: Vec<String>,
+    /// Label of the client that started it ("run", "tui", "attach").
+    #[serde(default)]
+    pub started_by: String,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]

@@ -1,0 +1,166 @@
+//! A client connection of coordinator-owned sessions (`connect`, issue #14): start, list,
+//! attach, detach, resize, end sessions, decide escalation prompts. Terminal bytes travel as
+//! data frames (output to the client, input from it); everything else as messages.
+//!
+//! The connection's writer drains one queue, so a session's output reaches this client in
+//! order and a slow client is dropped behind and redrawn instead of slowing the session.
+
+use super::hosted::viewer::Outbound;
+use super::hosted::SessionHost;
+use super::server::{Conn, Endpoint};
+use lazaret_protocol::framing::{self, Frame, FrameError};
+use lazaret_protocol::messages::{ClientMessage, CoordinatorMessage};
+use lazaret_protocol::ComponentId;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// Largest scrollback replay a client may ask for.
+const MAX_HISTORY: u32 = 100_000;
+
+/// Serves one client connection until it closes or the Domain shuts down.
+pub async fn serve(
+    endpoint: &Endpoint,
+    mut conn: Conn,
+    client: ComponentId,
+    label: String,
+) -> anyhow::Result<()> {
+    let host = endpoint.host.clone();
+    let (out, mut queue) = tokio::sync::mpsc::unbounded_channel();
+    let key = host.connect(&label, client.clone(), out);
+    tracing::info!(client = %client, label = %label, "client connected");
+    let mut shutdown = endpoint.engine.subscribe_shutdown();
+    let result = loop {
+        tokio::select! {
+            Some(item) = queue.recv() => {
+                if let Err(e) = write(&mut conn, item).await {
+                    break Err(e.into());
+                }
+            }
+            changed = shutdown.changed() => {
+                let reason = shutdown.borrow().clone();
+                if changed.is_err() || reason.is_some() {
+                    let reason = reason.unwrap_or_else(|| "the coordinator is stopping".into());
+                    let _ = framing::send(&mut conn, &CoordinatorMessage::Shutdown { reason }).await;
+                    let _ = framing::close(&mut conn).await;
+                    break Ok(());
+                }
+            }
+            frame = framing::recv_frame::<_, ClientMessage>(&mut conn) => match frame {
+                Ok(Frame::Data { channel, bytes }) => host.input(key, channel, &bytes),
+                Ok(Frame::Message(msg)) => {
+                    if let Err(e) = request(endpoint, &host, key, &mut conn, msg).await {
+                        break Err(e);
+                    }
+                }
+                Err(FrameError::Closed) => break Ok(()),
+                Err(e) => break Err(e.into()),
+            },
+        }
+    };
+    host.disconnect(key);
+    result
+}
+
+async fn write(conn: &mut Conn, item: Outbound) -> Result<(), FrameError> {
+    match item {
+        Outbound::Message(msg) => framing::send(conn, &msg).await,
+        Outbound::Data {
+            channel,
+            bytes,
+            queued,
+        } => {
+            let sent = framing::send_data(conn, channel, &bytes).await;
+            queued.fetch_sub(bytes.len(), Ordering::SeqCst);
+            sent
+        }
+        Outbound::Redraw {
+            channel,
+            session,
+            lagging,
+        } => {
+            let bytes = session.redraw_for(&lagging);
+            framing::send_data(conn, channel, &bytes).await
+        }
+    }
+}
+
+async fn request(
+    endpoint: &Endpoint,
+    host: &Arc<SessionHost>,
+    key: u64,
+    conn: &mut Conn,
+    msg: ClientMessage,
+) -> anyhow::Result<()> {
+    let error = |message: String| CoordinatorMessage::Error { message };
+    let answer = match msg {
+        ClientMessage::StartSession {
+            argv,
+            cwd,
+            rows,
+            cols,
+            config_fingerprint,
+            attach,
+            history,
+        } => {
+            let attach = attach.then_some(history.min(MAX_HISTORY) as usize);
+            let started = host
+                .start(key, argv, cwd, (rows, cols), &config_fingerprint, attach)
+                .await;
+            match started {
+                Ok(session) => CoordinatorMessage::SessionStarted { session },
+                Err(r) => r.into(),
+            }
+        }
+        ClientMessage::AttachSession {
+            session_id,
+            rows,
+            cols,
+            history,
+        } => {
+            let history = history.min(MAX_HISTORY) as usize;
+            match host.attach(key, &session_id, (rows, cols), history) {
+                // `attached` and the screen were queued by the session itself.
+                Ok(()) => return Ok(()),
+                Err(why) => error(why),
+            }
+        }
+        ClientMessage::DetachSession { session_id } => {
+            host.detach(key, &session_id);
+            CoordinatorMessage::Detached { session_id }
+        }
+        ClientMessage::ResizeSession {
+            session_id,
+            rows,
+            cols,
+        } => {
+            host.resize(key, &session_id, (rows, cols));
+            return Ok(());
+        }
+        ClientMessage::EndSession { session_id } => match host.end(key, &session_id) {
+            Ok(()) => return Ok(()),
+            Err(why) => error(why),
+        },
+        ClientMessage::ListSessions {} => CoordinatorMessage::Sessions {
+            sessions: host.list(),
+        },
+        ClientMessage::WatchEscalations {} => {
+            host.watch_escalations(key);
+            return Ok(());
+        }
+        ClientMessage::EscalationDecision {
+            request_id,
+            decision,
+        } => {
+            host.decide(key, &request_id, decision);
+            return Ok(());
+        }
+        other => {
+            let message = format!("unexpected request on a client connection: {other:?}");
+            let _ = framing::send(conn, &error(message.clone())).await;
+            let _ = endpoint;
+            anyhow::bail!(message);
+        }
+    };
+    framing::send(conn, &answer).await?;
+    Ok(())
+}

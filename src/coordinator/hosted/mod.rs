@@ -1,0 +1,442 @@
+//! Coordinator-owned sessions (issue #14): the Session Coordinator starts each such Client
+//! Session's process under a pseudo-terminal it holds and keeps its terminal state, so that the
+//! session outlives every client. Clients (`lazaret tui`, `lazaret attach`) attach, detach and
+//! re-attach; several may attach to one session at once (the most recent active client's size
+//! is the session's). A detached session is still a Client Session for FR-6: the Domain is
+//! torn down only when no session remains.
+
+pub mod prompts;
+pub mod screen_state;
+pub mod session;
+pub mod viewer;
+
+use super::engine::Engine;
+use crate::domain::Domain;
+use crate::escalation::routing::PromptEvent;
+use crate::profile::AgentProfile;
+use lazaret_protocol::escalation::Decision;
+use lazaret_protocol::messages::{Refusal, RefusalCode, SessionInfo};
+use lazaret_protocol::{ComponentId, SessionId};
+use prompts::PromptBoard;
+use session::{HostedSession, Spawn};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+use std::sync::{Arc, Mutex, MutexGuard};
+use viewer::{Attachment, OutboundSender, ViewerKey};
+
+/// Scrollback lines the coordinator keeps per session.
+pub const SCROLLBACK: usize = 5000;
+
+/// What a session's process needs to start in this Domain.
+pub struct SpawnConfig {
+    pub domain: Domain,
+    pub profile: AgentProfile,
+    pub sandbox: String,
+    /// The podman binary.
+    pub program: String,
+}
+
+/// A connected client.
+struct Viewer {
+    label: String,
+    client: ComponentId,
+    out: OutboundSender,
+    centre: bool,
+    /// Channel → session it carries.
+    channels: HashMap<u32, String>,
+    next_channel: u32,
+}
+
+pub struct SessionHost {
+    engine: Arc<Engine>,
+    spawn: SpawnConfig,
+    sessions: Mutex<BTreeMap<String, Arc<HostedSession>>>,
+    viewers: Mutex<HashMap<ViewerKey, Viewer>>,
+    board: Mutex<PromptBoard>,
+    next_viewer: AtomicU64,
+    /// Git Sentry watchers of running sessions: stop flag and thread (its messages).
+    watchers: Mutex<HashMap<String, GitSentryWatch>>,
+}
+
+type GitSentryWatch = (Arc<AtomicBool>, std::thread::JoinHandle<Vec<String>>);
+
+fn lock<T: ?Sized>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Why a request about a session was refused.
+pub fn no_such_session(id: &str) -> String {
+    format!("no running session {id} in this Domain (see `lazaret ps`)")
+}
+
+impl SessionHost {
+    pub fn new(engine: Arc<Engine>, spawn: SpawnConfig) -> Arc<SessionHost> {
+        Arc::new(SessionHost {
+            engine,
+            spawn,
+            sessions: Mutex::new(BTreeMap::new()),
+            viewers: Mutex::new(HashMap::new()),
+            board: Mutex::new(PromptBoard::default()),
+            next_viewer: AtomicU64::new(1),
+            watchers: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// A client connection opens.
+    pub fn connect(&self, label: &str, client: ComponentId, out: OutboundSender) -> ViewerKey {
+        let key = self
+            .next_viewer
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        lock(&self.viewers).insert(
+            key,
+            Viewer {
+                label: label.to_owned(),
+                client,
+                out,
+                centre: false,
+                channels: HashMap::new(),
+                next_channel: 1,
+            },
+        );
+        key
+    }
+
+    /// A client connection closed (or its terminal went away): it is detached from everything;
+    /// its sessions keep running.
+    pub fn disconnect(&self, key: ViewerKey) {
+        let Some(v) = lock(&self.viewers).remove(&key) else {
+            return;
+        };
+        for sid in v.channels.values() {
+            let session = lock(&self.sessions).get(sid).cloned();
+            if let Some(s) = session {
+                s.detach(key);
+                self.publish(&s);
+            }
+        }
+        lock(&self.board).forget(key, None);
+        tracing::info!(client = %v.client, label = %v.label, "client disconnected");
+    }
+
+    /// Who a client is, for logs and attribution (FR-5).
+    pub fn describe(&self, key: ViewerKey) -> String {
+        lock(&self.viewers)
+            .get(&key)
+            .map(|v| format!("{} {}", v.label, v.client))
+            .unwrap_or_else(|| format!("client {key}"))
+    }
+
+    /// Starts a coordinator-owned session; with `attach`, `key` is attached to it.
+    pub async fn start(
+        self: &Arc<Self>,
+        key: ViewerKey,
+        argv: Vec<String>,
+        cwd: String,
+        size: (u16, u16),
+        fingerprint: &str,
+        attach: Option<usize>,
+    ) -> Result<SessionInfo, Refusal> {
+        let (label, client) = {
+            let viewers = lock(&self.viewers);
+            let v = viewers
+                .get(&key)
+                .ok_or_else(|| failed("the client is gone"))?;
+            (v.label.clone(), v.client.clone())
+        };
+        let cwd = checked_cwd(&cwd)?;
+        let workspace = self.engine.config.workspace.clone();
+        let registered = self.engine.register(&client, fingerprint, &workspace)?;
+        let argv = if argv.is_empty() {
+            self.spawn.profile.command.clone()
+        } else {
+            argv
+        };
+        let sandbox = self.engine.attach(&registered.session_id, &argv, true);
+        let me = self.clone();
+        let (cli, sid, anchor) = (
+            registered.cli,
+            registered.session_id.clone(),
+            registered.session_anchor.clone(),
+        );
+        let command = argv.clone();
+        let spawned = tokio::task::spawn_blocking(move || {
+            crate::profile_setup::ensure(&me.spawn.domain, &me.spawn.profile, &sandbox)?;
+            let req = crate::runtime::sandbox::ExecRequest {
+                command: command.clone(),
+                workdir: cwd,
+                tty: true,
+                term: Some("xterm-256color".into()),
+                env: crate::escalation::mailbox::session_env(&me.spawn.domain.id, &sid, &anchor),
+            };
+            let spec = Spawn {
+                id: sid,
+                cli,
+                command,
+                started_by: label,
+                program: me.spawn.program.clone(),
+                args: crate::runtime::sandbox::exec_args(&sandbox, &req),
+                size,
+                scrollback: SCROLLBACK,
+            };
+            let host = me.clone();
+            HostedSession::spawn(spec, Box::new(move |s| host.ended(s)))
+        })
+        .await;
+        let session = match spawned {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => {
+                self.engine
+                    .leave(registered.cli, Some(&registered.session_id));
+                return Err(failed(&format!("starting the session: {e:#}")));
+            }
+            Err(e) => {
+                self.engine
+                    .leave(registered.cli, Some(&registered.session_id));
+                return Err(failed(&format!("starting the session: {e}")));
+            }
+        };
+        let id = session.id.as_str().to_owned();
+        lock(&self.sessions).insert(id.clone(), session.clone());
+        self.publish(&session);
+        self.spawn_prompt_pump(id.clone(), registered.prompts);
+        self.spawn_git_sentry_watch(&session);
+        tracing::info!(session = %id, by = %self.describe(key), "coordinator-owned session started");
+        if let Some(history) = attach {
+            let _ = self.attach(key, &session.id, size, history);
+        }
+        Ok(session.info())
+    }
+
+    /// Attaches `key` to a running session.
+    pub fn attach(
+        &self,
+        key: ViewerKey,
+        id: &SessionId,
+        size: (u16, u16),
+        history: usize,
+    ) -> Result<(), String> {
+        let session = self.running(id.as_str())?;
+        let attachment = {
+            let mut viewers = lock(&self.viewers);
+            let v = viewers.get_mut(&key).ok_or("the client is gone")?;
+            // One channel per session per client: a second attach replaces the first.
+            v.channels.retain(|_, s| s != id.as_str());
+            let channel = v.next_channel;
+            v.next_channel = v.next_channel.wrapping_add(1).max(1);
+            v.channels.insert(channel, id.as_str().to_owned());
+            Attachment {
+                viewer: key,
+                label: v.label.clone(),
+                channel,
+                out: v.out.clone(),
+                queued: Arc::new(AtomicUsize::new(0)),
+                lagging: Arc::new(AtomicBool::new(false)),
+                size,
+            }
+        };
+        let out = attachment.out.clone();
+        if !session.attach(attachment, history) {
+            return Err(no_such_session(id.as_str()));
+        }
+        lock(&self.board).offer_waiting(Some(id.as_str()), key, &out);
+        self.publish(&session);
+        tracing::info!(session = %id.as_str(), by = %self.describe(key), "attached");
+        Ok(())
+    }
+
+    /// Detaches `key` from a session (it keeps running).
+    pub fn detach(&self, key: ViewerKey, id: &SessionId) -> bool {
+        if let Some(v) = lock(&self.viewers).get_mut(&key) {
+            v.channels.retain(|_, s| s != id.as_str());
+        }
+        lock(&self.board).forget(key, Some(id.as_str()));
+        let session = lock(&self.sessions).get(id.as_str()).cloned();
+        let detached = session.as_ref().is_some_and(|s| s.detach(key));
+        if let Some(s) = &session {
+            self.publish(s);
+        }
+        if detached {
+            tracing::info!(session = %id.as_str(), by = %self.describe(key), "detached");
+        }
+        detached
+    }
+
+    /// Input from `key` on `channel`.
+    pub fn input(&self, key: ViewerKey, channel: u32, bytes: &[u8]) {
+        let sid = lock(&self.viewers)
+            .get(&key)
+            .and_then(|v| v.channels.get(&channel).cloned());
+        let Some(sid) = sid else { return };
+        let session = lock(&self.sessions).get(&sid).cloned();
+        if let Some(s) = session {
+            s.input(key, bytes);
+        }
+    }
+
+    pub fn resize(&self, key: ViewerKey, id: &SessionId, size: (u16, u16)) {
+        let session = lock(&self.sessions).get(id.as_str()).cloned();
+        if let Some(s) = session {
+            s.resize(key, size);
+        }
+    }
+
+    /// Ends a session: its process is hung up; the rest follows its exit.
+    pub fn end(&self, key: ViewerKey, id: &SessionId) -> Result<(), String> {
+        let session = self.running(id.as_str())?;
+        tracing::info!(session = %id.as_str(), by = %self.describe(key), "session ended by a client");
+        session.kill();
+        Ok(())
+    }
+
+    /// Every session of the Domain: coordinator-owned ones, and those a `lazaret run` owns.
+    pub fn list(&self) -> Vec<SessionInfo> {
+        let mut out: Vec<SessionInfo> = lock(&self.sessions).values().map(|s| s.info()).collect();
+        for s in self.engine.status_sessions() {
+            if !out.iter().any(|h| h.session_id.as_str() == s.session_id) {
+                if let Ok(session_id) = SessionId::parse(&s.session_id) {
+                    out.push(SessionInfo {
+                        session_id,
+                        command: s.command,
+                        started_unix_ms: s.started_unix_ms,
+                        hosted: false,
+                        running: true,
+                        exit_status: None,
+                        attached: vec!["run".into()],
+                        started_by: "run".into(),
+                        rows: 0,
+                        cols: 0,
+                    });
+                }
+            }
+        }
+        out.sort_by_key(|s| s.started_unix_ms);
+        out
+    }
+
+    /// `key` is a control centre: it is offered every session's escalation prompts.
+    pub fn watch_escalations(&self, key: ViewerKey) {
+        let out = {
+            let mut viewers = lock(&self.viewers);
+            let Some(v) = viewers.get_mut(&key) else {
+                return;
+            };
+            v.centre = true;
+            v.out.clone()
+        };
+        lock(&self.board).offer_waiting(None, key, &out);
+    }
+
+    /// A client's decision on an escalation prompt: the first one offered the prompt wins.
+    pub fn decide(&self, key: ViewerKey, request_id: &str, decision: Decision) {
+        let by = self.describe(key);
+        match lock(&self.board).decide(request_id, key, &by, decision.clone()) {
+            Ok(()) => tracing::info!(request = %request_id, ?decision, %by, "developer decided"),
+            Err(why) => {
+                tracing::info!(request = %request_id, ?why, %by, "escalation decision not taken")
+            }
+        }
+    }
+
+    /// Tells `lazaret ps` (the status file) who is attached.
+    fn publish(&self, s: &HostedSession) {
+        let info = s.info();
+        self.engine.set_hosted(&s.id, &s.started_by, info.attached);
+    }
+
+    fn running(&self, id: &str) -> Result<Arc<HostedSession>, String> {
+        match lock(&self.sessions).get(id) {
+            Some(s) if s.exit().is_none() => Ok(s.clone()),
+            _ => Err(no_such_session(id)),
+        }
+    }
+
+    /// The session's process ended: it leaves the Domain (the last one tears it down).
+    fn ended(&self, session: &Arc<HostedSession>) {
+        let id = session.id.as_str().to_owned();
+        tracing::info!(session = %id, exit = ?session.exit(), "coordinator-owned session ended");
+        lock(&self.sessions).remove(&id);
+        if let Some((stop, watcher)) = lock(&self.watchers).remove(&id) {
+            stop.store(true, std::sync::atomic::Ordering::SeqCst);
+            watcher.thread().unpark();
+            for m in watcher.join().unwrap_or_default() {
+                tracing::warn!("{m}");
+            }
+        }
+        let ws = self.spawn.domain.workspace.root.clone();
+        let store = crate::runtime::git_sentry::guard::store_of(&self.spawn.domain);
+        match crate::runtime::git_sentry::guard::after_run(&ws, &store) {
+            Ok(report) => report.messages.iter().for_each(|m| tracing::warn!("{m}")),
+            Err(e) => tracing::warn!("Git Sentry end-of-run check: {e:#}"),
+        }
+        self.engine.leave(session.cli, Some(&session.id));
+    }
+
+    /// Escalation prompts of the session go to its attached clients and the control centres.
+    fn spawn_prompt_pump(
+        self: &Arc<Self>,
+        session: String,
+        mut prompts: crate::escalation::routing::PromptReceiver,
+    ) {
+        let me = self.clone();
+        tokio::spawn(async move {
+            while let Some(event) = prompts.recv().await {
+                match event {
+                    PromptEvent::Ask { prompt, reply } => {
+                        let mut to: Vec<(ViewerKey, OutboundSender)> = Vec::new();
+                        if let Some(s) = lock(&me.sessions).get(&session) {
+                            to.extend(s.attachments().into_iter().map(|a| (a.viewer, a.out)));
+                        }
+                        for (k, v) in lock(&me.viewers).iter() {
+                            if v.centre && !to.iter().any(|(t, _)| t == k) {
+                                to.push((*k, v.out.clone()));
+                            }
+                        }
+                        tracing::info!(request = %prompt.request_id, session = %session, clients = to.len(), "escalation prompt offered");
+                        lock(&me.board).ask(&session, prompt, reply, to);
+                    }
+                    PromptEvent::Withdraw { request_id, reason } => {
+                        lock(&me.board).withdraw(&request_id, &reason);
+                    }
+                }
+            }
+        });
+    }
+
+    /// Git Sentry watches the workspace's git control files while the session runs.
+    fn spawn_git_sentry_watch(&self, session: &Arc<HostedSession>) {
+        let ws = self.spawn.domain.workspace.root.clone();
+        let store = crate::runtime::git_sentry::guard::store_of(&self.spawn.domain);
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let watcher = std::thread::spawn(move || {
+            crate::runtime::git_sentry::guard::watch(&ws, &store, &flag)
+        });
+        lock(&self.watchers).insert(session.id.as_str().to_owned(), (stop, watcher));
+    }
+}
+
+fn failed(why: &str) -> Refusal {
+    Refusal {
+        code: RefusalCode::Unavailable,
+        reason: why.to_owned(),
+    }
+}
+
+/// A session's working directory must be inside the workspace mount.
+fn checked_cwd(cwd: &str) -> Result<String, Refusal> {
+    let p = std::path::Path::new(cwd);
+    let inside = p.starts_with(crate::domain::workspace::SANDBOX_WORKSPACE)
+        && p.components()
+            .all(|c| !matches!(c, std::path::Component::ParentDir));
+    if inside {
+        Ok(cwd.to_owned())
+    } else {
+        Err(Refusal {
+            code: RefusalCode::Binding,
+            reason: format!(
+                "a session's working directory must be under {}, not {cwd:?}",
+                crate::domain::workspace::SANDBOX_WORKSPACE
+            ),
+        })
+    }
+}

@@ -1,0 +1,291 @@
+//! One coordinator-owned session (issue #14): its command runs in the Agent Sandbox under a
+//! pseudo-terminal the coordinator holds; the coordinator keeps its terminal state, and any
+//! number of clients attach, detach and re-attach while it runs.
+//!
+//! A reader thread parses the PTY's output into the [`ScreenState`] and queues it for every
+//! attachment while holding the state lock, so an attach (redraw + join) is atomic with respect
+//! to the output stream: a client sees every byte after its redraw exactly once.
+
+use super::screen_state::ScreenState;
+use super::viewer::{Attachment, ViewerKey};
+use crate::coordinator::state::CliId;
+use lazaret_protocol::messages::{CoordinatorMessage, SessionInfo};
+use lazaret_protocol::SessionId;
+use portable_pty::{ChildKiller, MasterPty};
+use std::io::{Read, Write};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Bytes read from the PTY at a time.
+const CHUNK: usize = 64 * 1024;
+
+/// How a session's process ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Exit {
+    pub status: Option<i32>,
+    pub reason: String,
+}
+
+struct State {
+    screen: ScreenState,
+    attachments: Vec<Attachment>,
+    exit: Option<Exit>,
+}
+
+pub struct HostedSession {
+    pub id: SessionId,
+    /// The session's Client CLI in the protocol core.
+    pub cli: CliId,
+    pub command: Vec<String>,
+    pub started_unix_ms: u64,
+    /// Label of the client that started it.
+    pub started_by: String,
+    state: Mutex<State>,
+    writer: Mutex<Option<Box<dyn Write + Send>>>,
+    master: Mutex<Option<Box<dyn MasterPty + Send>>>,
+    killer: Mutex<Option<Box<dyn ChildKiller + Send + Sync>>>,
+}
+
+fn lock<T: ?Sized>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Runs once a session's process has ended.
+pub type OnExit = Box<dyn FnOnce(&Arc<HostedSession>) + Send>;
+
+/// What to run for a new session.
+pub struct Spawn {
+    pub id: SessionId,
+    pub cli: CliId,
+    pub command: Vec<String>,
+    pub started_by: String,
+    /// The program (podman) and its arguments (`exec -it … sandbox command`).
+    pub program: String,
+    pub args: Vec<String>,
+    pub size: (u16, u16),
+    pub scrollback: usize,
+}
+
+impl HostedSession {
+    /// Starts the session's process; `on_exit` runs on the reader thread once it has ended.
+    pub fn spawn(spec: Spawn, on_exit: OnExit) -> anyhow::Result<Arc<HostedSession>> {
+        let (rows, cols) = (spec.size.0.max(1), spec.size.1.max(1));
+        let crate::terminal::pty::PtyChild {
+            mut child,
+            reader,
+            writer,
+            master,
+        } = crate::terminal::pty::spawn(
+            &spec.program,
+            &spec.args,
+            crate::terminal::pty::size(rows, cols),
+        )?;
+        let session = Arc::new(HostedSession {
+            id: spec.id,
+            cli: spec.cli,
+            command: spec.command,
+            started_unix_ms: crate::coordinator::status::now_unix_ms(),
+            started_by: spec.started_by,
+            state: Mutex::new(State {
+                screen: ScreenState::new(rows, cols, spec.scrollback),
+                attachments: Vec::new(),
+                exit: None,
+            }),
+            writer: Mutex::new(Some(writer)),
+            master: Mutex::new(Some(master)),
+            killer: Mutex::new(Some(child.clone_killer())),
+        });
+        let me = session.clone();
+        std::thread::Builder::new()
+            .name("session-pty".into())
+            .spawn(move || {
+                me.pump(reader);
+                let status = child
+                    .wait()
+                    .ok()
+                    .map(|s| i32::try_from(s.exit_code()).unwrap_or(1));
+                me.ended(status);
+                on_exit(&me);
+            })?;
+        Ok(session)
+    }
+
+    /// Parses and forwards output until the PTY closes.
+    fn pump(self: &Arc<Self>, mut reader: Box<dyn Read + Send>) {
+        let mut buf = vec![0u8; CHUNK];
+        loop {
+            let n = match reader.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => n,
+            };
+            let mut st = lock(&self.state);
+            st.screen.process(&buf[..n]);
+            let replies = st.screen.take_replies();
+            if !replies.is_empty() {
+                self.write(&replies);
+            }
+            st.attachments.retain(|a| a.send_output(&buf[..n], self));
+        }
+    }
+
+    /// The process ended: nothing can be written to it any more; attached clients are told.
+    fn ended(&self, status: Option<i32>) {
+        *lock(&self.writer) = None;
+        *lock(&self.master) = None;
+        *lock(&self.killer) = None;
+        let reason = match status {
+            Some(code) => format!("the command exited with status {code}"),
+            None => "the command ended".to_owned(),
+        };
+        let mut st = lock(&self.state);
+        st.exit = Some(Exit {
+            status,
+            reason: reason.clone(),
+        });
+        for a in st.attachments.drain(..) {
+            a.tell(CoordinatorMessage::SessionExited {
+                session_id: self.id.clone(),
+                status,
+                reason: reason.clone(),
+            });
+            a.tell(CoordinatorMessage::Detached {
+                session_id: self.id.clone(),
+            });
+        }
+    }
+
+    /// Attaches a client: it gets `attached`, then the current screen, then live output.
+    /// The session takes the client's size (the most recent active client's size wins).
+    /// False when the session has ended.
+    pub fn attach(self: &Arc<Self>, a: Attachment, history: usize) -> bool {
+        let mut st = lock(&self.state);
+        if st.exit.is_some() {
+            return false;
+        }
+        st.attachments.retain(|x| x.viewer != a.viewer);
+        self.apply_size(&mut st, a.size, a.viewer);
+        let (rows, cols) = st.screen.size();
+        a.tell(CoordinatorMessage::Attached {
+            session_id: self.id.clone(),
+            channel: a.channel,
+            rows,
+            cols,
+        });
+        let redraw = st.screen.redraw(history);
+        a.queued.fetch_add(redraw.len(), Ordering::SeqCst);
+        let _ = a.out.send(super::viewer::Outbound::Data {
+            channel: a.channel,
+            bytes: redraw,
+            queued: a.queued.clone(),
+        });
+        st.attachments.push(a);
+        true
+    }
+
+    /// Detaches a client; the session keeps running. False when it was not attached.
+    pub fn detach(&self, viewer: ViewerKey) -> bool {
+        let mut st = lock(&self.state);
+        let before = st.attachments.len();
+        st.attachments.retain(|a| a.viewer != viewer);
+        before != st.attachments.len()
+    }
+
+    /// Input from an attached client, which becomes the most recent active one.
+    pub fn input(&self, viewer: ViewerKey, bytes: &[u8]) {
+        {
+            let mut st = lock(&self.state);
+            let Some(size) = st
+                .attachments
+                .iter()
+                .find(|a| a.viewer == viewer)
+                .map(|a| a.size)
+            else {
+                return;
+            };
+            self.apply_size(&mut st, size, viewer);
+        }
+        self.write(bytes);
+    }
+
+    /// A client's terminal for the session changed size; the session follows it.
+    pub fn resize(&self, viewer: ViewerKey, size: (u16, u16)) {
+        let mut st = lock(&self.state);
+        let Some(a) = st.attachments.iter_mut().find(|a| a.viewer == viewer) else {
+            return;
+        };
+        a.size = size;
+        self.apply_size(&mut st, size, viewer);
+    }
+
+    fn apply_size(&self, st: &mut State, size: (u16, u16), from: ViewerKey) {
+        let (rows, cols) = (size.0.max(1), size.1.max(1));
+        if st.screen.size() == (rows, cols) {
+            return;
+        }
+        st.screen.resize(rows, cols);
+        if let Some(m) = lock(&self.master).as_ref() {
+            let _ = m.resize(crate::terminal::pty::size(rows, cols));
+        }
+        for a in st.attachments.iter().filter(|a| a.viewer != from) {
+            a.tell(CoordinatorMessage::SessionResized {
+                session_id: self.id.clone(),
+                rows,
+                cols,
+            });
+        }
+    }
+
+    fn write(&self, bytes: &[u8]) {
+        if let Some(w) = lock(&self.writer).as_mut() {
+            let _ = w.write_all(bytes).and_then(|_| w.flush());
+        }
+    }
+
+    /// The current screen, for an attachment that fell behind; it receives output again.
+    pub fn redraw_for(&self, lagging: &std::sync::atomic::AtomicBool) -> Vec<u8> {
+        let st = lock(&self.state);
+        lagging.store(false, Ordering::SeqCst);
+        st.screen.redraw(0)
+    }
+
+    /// Ends the session: its process is hung up (and, by the PTY closing, the command with it).
+    pub fn kill(&self) {
+        if let Some(k) = lock(&self.killer).as_mut() {
+            let _ = k.kill();
+        }
+    }
+
+    pub fn exit(&self) -> Option<Exit> {
+        lock(&self.state).exit.clone()
+    }
+
+    /// Whether `viewer` is attached.
+    pub fn is_attached(&self, viewer: ViewerKey) -> bool {
+        lock(&self.state)
+            .attachments
+            .iter()
+            .any(|a| a.viewer == viewer)
+    }
+
+    /// Attachments now (to offer them escalation prompts).
+    pub fn attachments(&self) -> Vec<Attachment> {
+        lock(&self.state).attachments.clone()
+    }
+
+    pub fn info(&self) -> SessionInfo {
+        let st = lock(&self.state);
+        let (rows, cols) = st.screen.size();
+        SessionInfo {
+            session_id: self.id.clone(),
+            command: self.command.clone(),
+            started_unix_ms: self.started_unix_ms,
+            hosted: true,
+            running: st.exit.is_none(),
+            exit_status: st.exit.as_ref().and_then(|e| e.status),
+            attached: st.attachments.iter().map(|a| a.label.clone()).collect(),
+            started_by: self.started_by.clone(),
+            rows,
+            cols,
+        }
+    }
+}
