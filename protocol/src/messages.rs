@@ -88,19 +88,19 @@ pub enum ClientMessage {
         workspace: PathBuf,
         label: String,
     },
-    /// Starts a coordinator-owned session running `argv` under a terminal of `rows`×`cols`; its
-    /// process survives every client (FR-6 counts it until it exits or is ended). With `attach`,
-    /// this client is attached to it at once. `config_fingerprint` is checked as at `register`.
+    /// Starts a coordinator-owned session running `argv` (empty: the profile's command) under a
+    /// terminal of `rows`×`cols`; its process survives every client (FR-6 counts it until it
+    /// exits or is ended). Answered by `session_started` or `start_refused` with the same
+    /// `token`; other requests are served meanwhile. `config_fingerprint` is checked as at
+    /// `register`.
     StartSession {
+        token: u64,
         argv: Vec<String>,
         /// Working directory inside the Agent Sandbox (under `/workspace`).
         cwd: String,
         rows: u16,
         cols: u16,
         config_fingerprint: String,
-        attach: bool,
-        /// Up to this many scrollback lines are replayed on attach.
-        history: u32,
     },
     /// Attaches to a running session: the coordinator answers `attached` and then sends the
     /// current screen and live output as data frames on the channel it names.
@@ -164,8 +164,14 @@ pub enum CoordinatorMessage {
     Shutdown { reason: String },
     /// The connection is open (answer to [`ClientMessage::Connect`]).
     Connected { client_cli_id: ComponentId },
-    /// A coordinator-owned session started.
-    SessionStarted { session: SessionInfo },
+    /// A coordinator-owned session started (answer to the `start_session` with `token`).
+    SessionStarted { token: u64, session: SessionInfo },
+    /// The `start_session` with `token` is refused.
+    StartRefused {
+        token: u64,
+        code: RefusalCode,
+        reason: String,
+    },
     /// Attached to a session: its output arrives as data frames on `channel`, beginning with a
     /// redraw of its current screen; input for it goes on the same channel.
     Attached {
@@ -410,6 +416,7 @@ fn kind(msg: &CoordinatorMessage) -> &'static str {
         CoordinatorMessage::Error { .. } => "error",
         CoordinatorMessage::Connected { .. } => "connected",
         CoordinatorMessage::SessionStarted { .. } => "session_started",
+        CoordinatorMessage::StartRefused { .. } => "start_refused",
         CoordinatorMessage::Attached { .. } => "attached",
         CoordinatorMessage::Detached { .. } => "detached",
         CoordinatorMessage::SessionExited { .. } => "session_exited",
@@ -522,13 +529,12 @@ mod tests {
                 label: "tui".into(),
             },
             ClientMessage::StartSession {
+                token: 3,
                 argv: vec!["bash".into()],
                 cwd: "/workspace".into(),
                 rows: 24,
                 cols: 80,
                 config_fingerprint: "ab".repeat(32),
-                attach: true,
-                history: 1000,
             },
             ClientMessage::AttachSession {
                 session_id: sid.clone(),
@@ -592,7 +598,13 @@ mod tests {
                 client_cli_id: ComponentId::generate().unwrap(),
             },
             CoordinatorMessage::SessionStarted {
+                token: 3,
                 session: info.clone(),
+            },
+            CoordinatorMessage::StartRefused {
+                token: 3,
+                code: RefusalCode::Unavailable,
+                reason: "tearing down".into(),
             },
             CoordinatorMessage::Attached {
                 session_id: sid.clone(),

@@ -77,40 +77,35 @@ impl Connection {
         }
     }
 
-    /// Starts a coordinator-owned session (attached to this client when `attach`). A Domain
-    /// that is tearing down answers Unavailable: the caller starts again.
+    /// Starts a coordinator-owned session. A Domain that is tearing down answers Unavailable:
+    /// the caller starts again.
     pub async fn start(
         &mut self,
         argv: &[String],
         cwd: &Path,
         size: (u16, u16),
         fingerprint: &str,
-        attach: bool,
     ) -> Result<SessionInfo, JoinError> {
         let msg = ClientMessage::StartSession {
+            token: 1,
             argv: argv.to_vec(),
             cwd: cwd.display().to_string(),
             rows: size.0,
             cols: size.1,
             config_fingerprint: fingerprint.to_owned(),
-            attach,
-            history: 0,
         };
         framing::send(&mut self.conn, &msg).await?;
-        loop {
-            match self.answer().await? {
-                CoordinatorMessage::SessionStarted { session } => return Ok(session),
-                CoordinatorMessage::Refused {
-                    code: RefusalCode::Unavailable,
-                    reason,
-                } => return Err(JoinError::Unavailable(reason)),
-                CoordinatorMessage::Refused { reason, .. } => {
-                    return Err(JoinError::Failed(anyhow::anyhow!("{reason}")))
-                }
-                // `attached` is sent before `session_started` when attaching at once.
-                CoordinatorMessage::Attached { .. } => continue,
-                other => return Err(unexpected("start_session", other)),
+        match self.answer().await? {
+            CoordinatorMessage::SessionStarted { session, .. } => Ok(session),
+            CoordinatorMessage::StartRefused {
+                code: RefusalCode::Unavailable,
+                reason,
+                ..
+            } => Err(JoinError::Unavailable(reason)),
+            CoordinatorMessage::StartRefused { reason, .. } => {
+                Err(JoinError::Failed(anyhow::anyhow!("{reason}")))
             }
+            other => Err(unexpected("start_session", other)),
         }
     }
 

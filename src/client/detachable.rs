@@ -41,7 +41,6 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> anyhow::Result<i32> {
                     &cwd,
                     attach::terminal_size(),
                     &plan.fingerprint,
-                    true,
                 )
                 .await?;
             Ok((conn, info))
@@ -52,7 +51,7 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> anyhow::Result<i32> {
         conn,
         info.session_id.clone(),
         plan.profile.terminal,
-        false,
+        true,
     )?;
     if matches!(outcome, attach::Outcome::Exited(_)) {
         wait_if_last(&plan);

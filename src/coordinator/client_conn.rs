@@ -94,22 +94,33 @@ async fn request(
     let error = |message: String| CoordinatorMessage::Error { message };
     let answer = match msg {
         ClientMessage::StartSession {
+            token,
             argv,
             cwd,
             rows,
             cols,
             config_fingerprint,
-            attach,
-            history,
         } => {
-            let attach = attach.then_some(history.min(MAX_HISTORY) as usize);
-            let started = host
-                .start(key, argv, cwd, (rows, cols), &config_fingerprint, attach)
-                .await;
-            match started {
-                Ok(session) => CoordinatorMessage::SessionStarted { session },
-                Err(r) => r.into(),
-            }
+            // A start may take long (profile setup): the connection serves other requests
+            // meanwhile, and the answer goes through the connection's queue.
+            let (host, out) = (host.clone(), host.outbound(key));
+            tokio::spawn(async move {
+                let started = host
+                    .start(key, argv, cwd, (rows, cols), &config_fingerprint)
+                    .await;
+                let answer = match started {
+                    Ok(session) => CoordinatorMessage::SessionStarted { token, session },
+                    Err(r) => CoordinatorMessage::StartRefused {
+                        token,
+                        code: r.code,
+                        reason: r.reason,
+                    },
+                };
+                if let Some(out) = out {
+                    let _ = out.send(Outbound::Message(answer));
+                }
+            });
+            return Ok(());
         }
         ClientMessage::AttachSession {
             session_id,

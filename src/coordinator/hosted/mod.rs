@@ -126,7 +126,12 @@ impl SessionHost {
             .unwrap_or_else(|| format!("client {key}"))
     }
 
-    /// Starts a coordinator-owned session; with `attach`, `key` is attached to it.
+    /// The queue of a connected client.
+    pub fn outbound(&self, key: ViewerKey) -> Option<OutboundSender> {
+        lock(&self.viewers).get(&key).map(|v| v.out.clone())
+    }
+
+    /// Starts a coordinator-owned session for the client `key`.
     pub async fn start(
         self: &Arc<Self>,
         key: ViewerKey,
@@ -134,7 +139,6 @@ impl SessionHost {
         cwd: String,
         size: (u16, u16),
         fingerprint: &str,
-        attach: Option<usize>,
     ) -> Result<SessionInfo, Refusal> {
         let (label, client) = {
             let viewers = lock(&self.viewers);
@@ -201,9 +205,6 @@ impl SessionHost {
         self.spawn_prompt_pump(id.clone(), registered.prompts);
         self.spawn_git_sentry_watch(&session);
         tracing::info!(session = %id, by = %self.describe(key), "coordinator-owned session started");
-        if let Some(history) = attach {
-            let _ = self.attach(key, &session.id, size, history);
-        }
         Ok(session.info())
     }
 
