@@ -61,7 +61,7 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> anyhow::Result<i32> {
 
 /// When the session that ended was the Domain's last, waits until the coordinator has torn
 /// the Domain down (as `lazaret run` does), so nothing of it runs once this CLI exits.
-fn wait_if_last(plan: &SessionPlan) {
+pub fn wait_if_last(plan: &SessionPlan) {
     let deadline = Instant::now() + TEARDOWN_WAIT;
     let status_path = paths::status(&plan.domain);
     while Instant::now() < deadline {

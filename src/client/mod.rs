@@ -6,4 +6,5 @@ pub mod attach;
 pub mod connection;
 pub mod detach_key;
 pub mod detachable;
+pub mod link;
 pub mod locate;

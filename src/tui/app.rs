@@ -56,6 +56,14 @@ pub struct App {
     pub layout: Option<crate::domain::layout::Layout>,
     /// Which Domain the panels show (the focused pane's).
     pub shown: Option<super::domain_view::Shown>,
+    /// The TUI's connections to the Domains it shows.
+    pub links: Arc<super::links::Links>,
+    /// Quitting was asked: the status line asks whether to end the sessions or detach.
+    pub confirm_quit: bool,
+    /// How the TUI ends: detach from its sessions (they keep running) or end them.
+    pub detach_on_exit: bool,
+    /// The session picker, when open.
+    pub picker: Option<super::picker::Picker>,
     /// Something to draw (keys sent to a pane change nothing until its echo arrives).
     pub needs_render: bool,
     /// Where panes were last drawn (for mouse hits and focus moves).
@@ -68,6 +76,10 @@ impl App {
     pub fn new(plan: Arc<SessionPlan>, settings: Settings, events: AppSender) -> App {
         let panels = settings.panels;
         App {
+            links: super::links::Links::new(events.clone()),
+            confirm_quit: false,
+            detach_on_exit: false,
+            picker: None,
             plan,
             settings,
             events,
@@ -119,15 +131,22 @@ impl App {
         self.new_pane_of(plan, size)
     }
 
-    fn new_pane_of(&mut self, plan: Arc<SessionPlan>, size: (u16, u16)) -> PaneId {
+    /// A fresh pane id.
+    pub(super) fn take_pane_id(&mut self) -> PaneId {
         let id = self.next_pane;
         self.next_pane += 1;
+        id
+    }
+
+    fn new_pane_of(&mut self, plan: Arc<SessionPlan>, size: (u16, u16)) -> PaneId {
+        let id = self.take_pane_id();
         let pane = Pane::start(
             id,
             plan,
             size,
             self.settings.scrollback,
             self.events.clone(),
+            self.links.clone(),
         );
         self.panes.insert(id, pane);
         id
@@ -265,8 +284,8 @@ impl App {
             };
         }
         self.escalations.forget_pane(id, Instant::now());
-        if let Some(mut p) = self.panes.remove(&id) {
-            p.join();
+        if let Some(p) = self.panes.remove(&id) {
+            p.ended();
         }
         for t in &mut self.tabs {
             if t.panes().contains(&id) && !t.remove(id) {
@@ -336,7 +355,9 @@ impl App {
                 }
             }
             Action::Help => self.help = true,
-            Action::Quit => self.quit = true,
+            Action::Quit => self.ask_quit(),
+            Action::Detach => self.detach_all(),
+            Action::SessionPicker => self.open_picker(),
             Action::SendPrefix => {
                 let prefix = *self.settings.keymap.prefix();
                 let ev = KeyEvent::new(prefix.code, prefix.mods);
@@ -378,11 +399,8 @@ impl App {
             }
             AppEvent::Input(Event::FocusGained | Event::FocusLost) => {}
             AppEvent::Input(Event::Resize(..)) | AppEvent::Output => {}
-            AppEvent::Started { pane, session } => {
-                if let Some(p) = self.panes.get_mut(&pane) {
-                    p.status = PaneStatus::Running { session };
-                }
-            }
+            AppEvent::Link { domain, event } => self.link_event(&domain, event),
+            AppEvent::Detach => self.detach_all(),
             AppEvent::Ended { pane, result } => self.pane_ended(pane, result),
             AppEvent::Prompt {
                 pane,
@@ -401,17 +419,6 @@ impl App {
             AppEvent::Message(m) => self.message(m),
             AppEvent::Domain(view) => self.domain = *view,
             AppEvent::Denials(d) => self.denials = d,
-        }
-    }
-
-    /// Closes every pane and waits (bounded by each session's own teardown wait) for their
-    /// sessions to have left.
-    pub fn shut_down(&mut self) {
-        for p in self.panes.values() {
-            p.close();
-        }
-        for p in self.panes.values_mut() {
-            p.join();
         }
     }
 }

@@ -104,6 +104,22 @@ impl App {
             self.help = false;
             return;
         }
+        if self.confirm_quit {
+            let c = match k.code {
+                crossterm::event::KeyCode::Char(c) => Some(c),
+                _ => None,
+            };
+            self.quit_key(c);
+            return;
+        }
+        if let Some(picker) = self.picker.as_mut() {
+            match picker.key(k.code) {
+                super::picker::Picked::Stay => {}
+                super::picker::Picked::Close => self.picker = None,
+                super::picker::Picked::Open(i) => self.open_picked(i),
+            }
+            return;
+        }
         if let Some(editor) = self.asking.as_mut() {
             match editor.apply(&key_of(k)) {
                 Edit::Continue => {}

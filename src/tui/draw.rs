@@ -120,6 +120,9 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
     if app.help {
         draw_help(frame, app);
     }
+    if let Some(picker) = &app.picker {
+        super::picker::draw(frame, picker, &app.settings.theme);
+    }
 }
 
 fn draw_tabs(frame: &mut Frame<'_>, app: &App, area: Rect) {
@@ -177,6 +180,18 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
             Focus::DomainState => Span::styled(" DOMAIN ", theme.style(Role::Focus)),
         }
     };
+    if app.confirm_quit {
+        let line = Line::from(vec![
+            Span::styled(" quit: ", theme.style(Role::Focus)),
+            Span::styled(
+                "e ends this TUI's sessions · d detaches (they keep running; lazaret tui shows \
+                 them again) · any other key stays",
+                theme.style(Role::Text),
+            ),
+        ]);
+        frame.render_widget(Paragraph::new(line).style(theme.style(Role::Status)), area);
+        return;
+    }
     if let Some(editor) = &app.asking {
         let line = Line::from(vec![
             Span::styled(" new pane in (DIR [PROFILE]): ", theme.style(Role::Focus)),

@@ -9,8 +9,13 @@ pub enum AppEvent {
     Input(crossterm::event::Event),
     /// A pane has new output to draw (sent once per render: see `Pane::dirty`).
     Output,
-    /// A pane's session is registered.
-    Started { pane: PaneId, session: String },
+    /// A connection to a Domain's coordinator reports something.
+    Link {
+        domain: String,
+        event: crate::client::link::LinkEvent,
+    },
+    /// The host terminal went away (SIGHUP) or the TUI was told to stop: detach, never kill.
+    Detach,
     /// A pane's command ended (`Ok(status)`) or could not run (`Err(why)`).
     Ended {
         pane: PaneId,

@@ -64,12 +64,14 @@ actions! {
         ClosePane = "close-pane", "x", "Close the focused pane";
         Escalations = "escalations", "a", "Escalations panel (approve / edit / deny)";
         Denials = "denials", "w", "Network denials panel";
-        DomainState = "domain-state", "s", "Domain state panel";
+        DomainState = "domain-state", "i", "Domain state panel";
+        SessionPicker = "session-picker", "s", "Pick a session of any running Domain and show it in a new tab";
+        Detach = "detach", "d", "Detach: leave the TUI, every session keeps running (lazaret tui shows them again)";
         TogglePanels = "toggle-panels", "b", "Show or hide the side panels";
         ScrollUp = "scroll-up", "[ pageup", "Scroll the focused pane up a page";
         ScrollDown = "scroll-down", "] pagedown", "Scroll the focused pane down a page";
         Help = "help", "?", "This help";
-        Quit = "quit", "q", "Quit the TUI";
+        Quit = "quit", "q", "Quit the TUI (asks: end its sessions, or detach from them)";
         SendPrefix = "send-prefix", "", "Send the prefix key to the focused pane";
     }
 }

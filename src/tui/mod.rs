@@ -2,6 +2,7 @@
 //! with side panels for escalation approvals, Domain state and network denials.
 pub mod app;
 mod app_input;
+mod app_sessions;
 pub mod domain_view;
 pub mod draw;
 pub mod emulator;
@@ -12,9 +13,10 @@ pub mod event;
 pub mod input;
 pub mod keymap;
 pub mod layout;
+pub mod links;
 pub mod pane;
 pub mod panels;
-pub mod prompter;
+pub mod picker;
 pub mod run;
 pub mod screen;
 pub mod settings;

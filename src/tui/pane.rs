@@ -1,22 +1,18 @@
-//! A pane: one Client Session the TUI owns, its command in the shared Agent Sandbox under a
-//! PTY, and the emulator that PTY's output is parsed into. A reader thread parses at most
-//! 64 KiB per hold of the emulator lock, answers the program's terminal queries on the PTY,
-//! and marks the pane dirty; the UI thread draws from the emulator and writes input.
+//! A pane: an attachment to one coordinator-owned session (issue #14) and the emulator its
+//! output is parsed into. The session's process and terminal live in the Session Coordinator:
+//! closing the TUI, or losing its terminal, only detaches. The link's thread parses output
+//! into the emulator (at most one chunk per hold of its lock) and marks the pane dirty; the UI
+//! thread draws from the emulator and sends input through the link.
 
 use super::emulator::{new_emulator, Emulator};
 use super::event::{AppEvent, AppSender};
 use super::layout::PaneId;
-use super::prompter::PanelPrompter;
-use crate::session::{Attach, SessionPlan};
-use crate::terminal::cancel::Cancel;
-use anyhow::Context;
-use portable_pty::{MasterPty, PtySize};
-use std::io::{Read, Write};
+use super::links::Links;
+use crate::client::link::{DomainLink, SessionSink};
+use crate::session::SessionPlan;
+use lazaret_protocol::SessionId;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-
-/// Parsed per hold of the emulator lock, so that drawing and other panes never wait long.
-const CHUNK: usize = 64 * 1024;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PaneStatus {
@@ -26,77 +22,118 @@ pub enum PaneStatus {
     Failed(String),
 }
 
-/// What the pane's threads and the UI share.
+/// What the pane's link thread and the UI share.
 pub struct PaneShared {
     emulator: Mutex<Box<dyn Emulator>>,
-    writer: Mutex<Option<Box<dyn Write + Send>>>,
-    master: Mutex<Option<Box<dyn MasterPty + Send>>>,
-    cancel: Mutex<Option<Cancel>>,
-    /// Set by the reader when there is something new to draw; cleared by the UI when drawn.
+    /// The session this pane is attached to, and its link.
+    target: Mutex<Option<(Arc<DomainLink>, SessionId)>>,
+    /// Set when there is something new to draw; cleared by the UI when drawn.
     dirty: AtomicBool,
+    /// The pane's own size (its place in the layout).
     size: Mutex<(u16, u16)>,
+    events: Mutex<Option<AppSender>>,
 }
 
 pub struct Pane {
     pub id: PaneId,
-    /// The Domain and command the pane's session runs (none for an offline pane).
+    /// The Domain and command of the pane's session (none for an offline pane).
     pub plan: Option<Arc<SessionPlan>>,
     pub status: PaneStatus,
     /// Lines scrolled back into the history (0: following the output).
     pub scroll: usize,
     shared: Arc<PaneShared>,
-    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 fn lock<T: ?Sized>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Output of the session: parsed into the pane's emulator. The emulator's answers to terminal
+/// queries are dropped: the coordinator's copy of the terminal answers them (once).
+struct Sink(Arc<PaneShared>);
+
+impl SessionSink for Sink {
+    fn output(&self, bytes: &[u8]) {
+        {
+            let mut emu = lock(&self.0.emulator);
+            emu.process(bytes);
+            let _ = emu.take_replies();
+        }
+        if !self.0.dirty.swap(true, Ordering::SeqCst) {
+            if let Some(tx) = lock(&self.0.events).as_ref() {
+                let _ = tx.send(AppEvent::Output);
+            }
+        }
+    }
+}
+
 impl Pane {
-    /// Starts a Client Session of `plan`'s Domain in a new pane of `rows`×`cols`.
+    /// Starts a new session of `plan`'s Domain in a new pane of `rows`×`cols`; the Domain's link
+    /// is opened in the background. [`AppEvent::Link`] `Started` (token = pane id) follows.
     pub fn start(
         id: PaneId,
         plan: Arc<SessionPlan>,
         (rows, cols): (u16, u16),
         scrollback: usize,
         events: AppSender,
+        links: Arc<Links>,
     ) -> Pane {
-        let shared = Arc::new(PaneShared::new((rows, cols), scrollback));
-        let for_thread = shared.clone();
-        let pane_plan = plan.clone();
-        let thread = std::thread::spawn(move || {
-            let started = events.clone();
-            let for_run = for_thread.clone();
-            let output = events.clone();
-            let attach = Attach::Embedded {
-                run: Box::new(move |program, args, cancel| {
-                    run_pty(&for_run, program, args, cancel, &output)
-                }),
-                prompter: Arc::new(PanelPrompter {
+        let shared = Arc::new(PaneShared::new(
+            (rows, cols),
+            scrollback,
+            Some(events.clone()),
+        ));
+        let sink: Arc<dyn SessionSink> = Arc::new(Sink(shared.clone()));
+        let for_thread = plan.clone();
+        std::thread::spawn(move || match links.get_or_open(&for_thread) {
+            Ok(link) => link.start(
+                u64::from(id),
+                for_thread.command.clone(),
+                for_thread.domain.workspace.sandbox_cwd(),
+                (rows.max(1), cols.max(1)),
+                for_thread.fingerprint.clone(),
+                sink,
+            ),
+            Err(e) => {
+                let _ = events.send(AppEvent::Ended {
                     pane: id,
-                    events: Mutex::new(events.clone()),
-                }),
-                started: Box::new(move |session| {
-                    let _ = started.send(AppEvent::Started {
-                        pane: id,
-                        session: session.to_owned(),
-                    });
-                }),
-            };
-            let result = plan
-                .run(attach)
-                .map(|(code, _)| code)
-                .map_err(|e| format!("{e:#}"));
-            for_thread.reset_after_exit();
-            let _ = events.send(AppEvent::Ended { pane: id, result });
+                    result: Err(format!("{e:#}")),
+                });
+            }
         });
         Pane {
             id,
-            plan: Some(pane_plan),
+            plan: Some(plan),
             status: PaneStatus::Starting,
             scroll: 0,
             shared,
-            thread: Some(thread),
+        }
+    }
+
+    /// A pane attached to a running session (re-attach, session picker).
+    pub fn attach(
+        id: PaneId,
+        plan: Arc<SessionPlan>,
+        link: Arc<DomainLink>,
+        session: SessionId,
+        (rows, cols): (u16, u16),
+        scrollback: usize,
+        events: AppSender,
+    ) -> Pane {
+        let shared = Arc::new(PaneShared::new((rows, cols), scrollback, Some(events)));
+        let sink: Arc<dyn SessionSink> = Arc::new(Sink(shared.clone()));
+        let history = u32::try_from(scrollback).unwrap_or(u32::MAX);
+        link.attach(session.clone(), (rows.max(1), cols.max(1)), history, sink);
+        let status = PaneStatus::Running {
+            session: session.as_str().to_owned(),
+        };
+        *lock(&shared.target) = Some((link, session));
+        Pane {
+            id,
+            plan: Some(plan),
+            status,
+            scroll: 0,
+            shared,
         }
     }
 
@@ -110,19 +147,39 @@ impl Pane {
                 session: "0123456789abcdef".into(),
             },
             scroll: 0,
-            shared: Arc::new(PaneShared::new((rows, cols), scrollback)),
-            thread: None,
+            shared: Arc::new(PaneShared::new((rows, cols), scrollback, None)),
         }
     }
 
-    /// Sends input to the pane's program (dropped while it is not running).
+    /// The session started: the pane is attached to it.
+    pub fn started(&mut self, link: Arc<DomainLink>, session: SessionId) {
+        self.status = PaneStatus::Running {
+            session: session.as_str().to_owned(),
+        };
+        *lock(&self.shared.target) = Some((link, session));
+    }
+
+    /// The session this pane shows.
+    pub fn session(&self) -> Option<SessionId> {
+        lock(&self.shared.target).as_ref().map(|(_, s)| s.clone())
+    }
+
+    /// Sends input to the pane's session (dropped while it is not attached). The session takes
+    /// this pane's size again if another client had changed it.
     pub fn write(&self, bytes: &[u8]) {
-        if let Some(w) = lock(&self.shared.writer).as_mut() {
-            let _ = w.write_all(bytes).and_then(|_| w.flush());
+        let size = *lock(&self.shared.size);
+        {
+            let mut emu = lock(&self.shared.emulator);
+            if emu.size() != size {
+                emu.resize(size.0, size.1);
+            }
+        }
+        if let Some((link, session)) = lock(&self.shared.target).as_ref() {
+            link.input(session, bytes);
         }
     }
 
-    /// Resizes emulator and PTY together (the program gets SIGWINCH).
+    /// Resizes the pane; its session follows (the program gets SIGWINCH).
     pub fn resize(&self, rows: u16, cols: u16) {
         let (rows, cols) = (rows.max(1), cols.max(1));
         {
@@ -133,14 +190,15 @@ impl Pane {
             *size = (rows, cols);
         }
         lock(&self.shared.emulator).resize(rows, cols);
-        if let Some(m) = lock(&self.shared.master).as_ref() {
-            let _ = m.resize(PtySize {
-                rows,
-                cols,
-                pixel_width: 0,
-                pixel_height: 0,
-            });
+        if let Some((link, session)) = lock(&self.shared.target).as_ref() {
+            link.resize(session, (rows, cols));
         }
+    }
+
+    /// Another client made the session this size: shown at that size until this pane is used.
+    pub fn follow_session_size(&self, rows: u16, cols: u16) {
+        lock(&self.shared.emulator).resize(rows.max(1), cols.max(1));
+        self.shared.dirty.store(true, Ordering::SeqCst);
     }
 
     /// The emulator, for drawing and input encoding (hold briefly).
@@ -153,104 +211,36 @@ impl Pane {
         self.shared.dirty.swap(false, Ordering::SeqCst)
     }
 
-    /// Ends the pane's command; its session then leaves (the thread finishes on its own).
+    /// Ends the pane's session (its command is hung up).
     pub fn close(&self) {
-        if let Some(c) = lock(&self.shared.cancel).as_ref() {
-            c.fire();
+        if let Some((link, session)) = lock(&self.shared.target).as_ref() {
+            link.end(session);
         }
     }
 
-    /// Waits for the pane's session to have left.
-    pub fn join(&mut self) {
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
+    /// Detaches the pane: its session keeps running in the coordinator.
+    pub fn detach(&self) {
+        if let Some((link, session)) = lock(&self.shared.target).take() {
+            link.detach(&session);
         }
     }
 
-    pub fn finished(&self) -> bool {
-        self.thread.as_ref().is_none_or(|t| t.is_finished())
+    /// The session ended: its modes no longer apply to input, nothing can be written to it.
+    pub fn ended(&self) {
+        *lock(&self.shared.target) = None;
+        lock(&self.shared.emulator).reset_modes();
+        self.shared.dirty.store(true, Ordering::SeqCst);
     }
 }
 
 impl PaneShared {
-    fn new((rows, cols): (u16, u16), scrollback: usize) -> PaneShared {
+    fn new((rows, cols): (u16, u16), scrollback: usize, events: Option<AppSender>) -> PaneShared {
         PaneShared {
             emulator: Mutex::new(new_emulator(rows.max(1), cols.max(1), scrollback)),
-            writer: Mutex::new(None),
-            master: Mutex::new(None),
-            cancel: Mutex::new(None),
+            target: Mutex::new(None),
             dirty: AtomicBool::new(false),
             size: Mutex::new((rows.max(1), cols.max(1))),
+            events: Mutex::new(events),
         }
     }
-
-    /// The program died: its modes (mouse, bracketed paste, application cursor) no longer
-    /// apply to input, and nothing can be written to it.
-    fn reset_after_exit(&self) {
-        *lock(&self.writer) = None;
-        *lock(&self.master) = None;
-        lock(&self.emulator).reset_modes();
-        self.dirty.store(true, Ordering::SeqCst);
-    }
-}
-
-/// Runs `program args` (the session's `podman exec`) under a PTY of the pane's size, parsing
-/// its output into the emulator until it ends; returns its status.
-fn run_pty(
-    shared: &Arc<PaneShared>,
-    program: &str,
-    args: &[String],
-    cancel: &Cancel,
-    events: &AppSender,
-) -> anyhow::Result<i32> {
-    let (rows, cols) = *lock(&shared.size);
-    let crate::terminal::pty::PtyChild {
-        mut child,
-        mut reader,
-        writer,
-        master,
-    } = crate::terminal::pty::spawn(program, args, crate::terminal::pty::size(rows, cols))?;
-    *lock(&shared.writer) = Some(writer);
-    *lock(&shared.master) = Some(master);
-    let mut killer = child.clone_killer();
-    cancel.arm(Box::new(move || {
-        let _ = killer.kill();
-    }));
-    *lock(&shared.cancel) = Some(cancel.clone());
-    // The size may have changed while the PTY was being opened.
-    let now = *lock(&shared.size);
-    if now != (rows, cols) {
-        if let Some(m) = lock(&shared.master).as_ref() {
-            let _ = m.resize(PtySize {
-                rows: now.0,
-                cols: now.1,
-                pixel_width: 0,
-                pixel_height: 0,
-            });
-        }
-    }
-    let mut buf = vec![0u8; CHUNK];
-    loop {
-        match reader.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                let replies = {
-                    let mut emu = lock(&shared.emulator);
-                    emu.process(&buf[..n]);
-                    emu.take_replies()
-                };
-                if !replies.is_empty() {
-                    if let Some(w) = lock(&shared.writer).as_mut() {
-                        let _ = w.write_all(&replies).and_then(|_| w.flush());
-                    }
-                }
-                if !shared.dirty.swap(true, Ordering::SeqCst) {
-                    let _ = events.send(AppEvent::Output);
-                }
-            }
-        }
-    }
-    let status = child.wait().context("waiting for the pane's command")?;
-    cancel.disarm();
-    Ok(i32::try_from(status.exit_code()).unwrap_or(1))
 }

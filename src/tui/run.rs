@@ -57,19 +57,40 @@ pub fn run(layout: &Layout, opts: &TuiOptions) -> anyhow::Result<i32> {
     });
     let shown: super::domain_view::Shown = Arc::new(std::sync::Mutex::new(plan.clone()));
     super::domain_view::spawn_pollers(shown.clone(), tx.clone());
-    let mut app = App::new(plan, settings, tx);
+    let mut app = App::new(plan, settings, tx.clone());
     app.layout = Some(layout.clone());
     app.shown = Some(shown);
     let full = terminal.size().context("reading the terminal size")?;
     draw::layout_panes(&mut app, full.into());
-    app.open_tab();
+    // The sessions this TUI had are shown again; a new one starts when there were none.
+    if app.reattach() == 0 {
+        app.open_tab();
+    }
+    // A lost terminal (SIGHUP) or SIGTERM detaches: the sessions never die with the TUI.
+    let detach = tx.clone();
+    let signals = crate::terminal::signals::SignalForwarder::start(
+        move |_| {
+            let _ = detach.send(AppEvent::Detach);
+        },
+        || {},
+    )?;
     let result = event_loop(&mut app, &mut terminal, &rx);
-    // Closing: every pane's session leaves; the last one waits for the Domain's teardown.
-    app.message("closing the sessions…".into());
+    drop(signals);
+    app.message(if app.detach_on_exit {
+        "detaching…".into()
+    } else {
+        "ending the sessions…".into()
+    });
     let _ = render(&mut app, &mut terminal);
-    app.shut_down();
+    app.shut_down(&rx);
     drop(terminal);
     drop(screen);
+    if app.detach_on_exit {
+        eprintln!(
+            "lazaret: detached; the sessions keep running (`lazaret ps` lists them, `lazaret tui` \
+             shows them again)"
+        );
+    }
     result.map(|_| 0)
 }
 
