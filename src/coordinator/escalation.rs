@@ -9,6 +9,7 @@ use super::core::{require, Reason};
 use super::effect::Effect;
 use super::state::{Approval, CliId, CliStatus, Outcome, Phase, Request, RequestId};
 use super::state::{RequestState, State};
+use super::viewers::{sees, Decider};
 
 type Step = Result<Vec<Effect>, Reason>;
 
@@ -29,13 +30,17 @@ fn request_at(s: &mut State, id: RequestId, state: RequestState) -> Result<&mut 
 }
 
 /// Drops every accepted request whose owner satisfies `owned`: its session disconnected.
-/// Running host processes are terminated (OR-3); prompts vanish with their session.
+/// Running host processes are terminated (OR-3); prompts are withdrawn with their session.
 pub(super) fn drop_owned_by(s: &mut State, owned: impl Fn(CliId) -> bool) -> Vec<Effect> {
     let mut effects = Vec::new();
     for (&id, r) in s.requests.iter_mut() {
         if r.state.is_active() && owned(r.owner) {
-            if r.state == RequestState::Executing {
-                effects.push(Effect::TerminateHostProcess { request: id });
+            match r.state {
+                RequestState::Executing => {
+                    effects.push(Effect::TerminateHostProcess { request: id })
+                }
+                RequestState::Prompting => effects.push(Effect::WithdrawPrompt { request: id }),
+                _ => {}
             }
             r.state = RequestState::Dropped;
         }
@@ -83,6 +88,9 @@ pub(super) fn submit(
             outcome: Outcome::None,
             execs: 0,
             delivered_to: None,
+            decided_by: None,
+            decisions: 0,
+            decider_saw: false,
         },
     );
     Ok(Vec::new())
@@ -139,7 +147,9 @@ pub(super) fn auto_approve(s: &mut State, id: RequestId) -> Step {
     Ok(Vec::new())
 }
 
-/// TLA+ `Prompt(r)`: the owning CLI takes its terminal from the sandbox session.
+/// TLA+ `Prompt(r)`: the owning session shows the prompt: its own terminal (if any) is taken
+/// from the sandbox session, and every viewer that sees it is offered the prompt. No viewer
+/// is needed: the prompt of a detached session waits for one, or for its deadline.
 pub(super) fn prompt(s: &mut State, id: RequestId) -> Step {
     let r = *request_at(s, id, RequestState::Correlated)?;
     require(!r.rule_match, Reason::RuleMatches(id))?;
@@ -153,27 +163,57 @@ pub(super) fn prompt(s: &mut State, id: RequestId) -> Step {
     }
     cli.terminal = Some(id);
     request_at(s, id, RequestState::Correlated)?.state = RequestState::Prompting;
-    Ok(vec![Effect::ShowPrompt {
+    let mut effects = vec![Effect::ShowPrompt {
         session: r.owner,
         request: id,
-    }])
+    }];
+    effects.extend(
+        s.viewers
+            .keys()
+            .filter(|&&v| sees(s, Decider::Viewer(v), r.owner))
+            .map(|&viewer| Effect::OfferPrompt {
+                viewer,
+                request: id,
+            }),
+    );
+    Ok(effects)
 }
 
-/// TLA+ `Decide(r, st, appr, out)`: a decision returns the terminal to the sandbox session.
+/// TLA+ `Decide(r, d, st, appr, out)`: the first decision, by `decider` (`None`: the
+/// deadline), which must see the prompt. It withdraws the prompt from everyone and returns the
+/// terminal to the sandbox session. A later decision finds the request no longer prompting
+/// and is rejected: the IO layer tells that viewer who decided first.
 fn decide(
     s: &mut State,
     id: RequestId,
+    decider: Option<Decider>,
     state: RequestState,
     approval: Approval,
     outcome: Outcome,
 ) -> Step {
+    let owner = request_at(s, id, RequestState::Prompting)?.owner;
+    let saw = decider.is_some_and(|d| sees(s, d, owner));
+    if let Some(decider) = decider {
+        require(
+            saw,
+            Reason::NotSeen {
+                request: id,
+                decider,
+            },
+        )?;
+    }
     let r = request_at(s, id, RequestState::Prompting)?;
     r.state = state;
     r.approval = approval;
     r.outcome = outcome;
-    let owner = r.owner;
+    r.decided_by = decider;
+    r.decisions = r.decisions.saturating_add(1);
+    r.decider_saw = saw;
     release_terminal(s, owner, id);
-    Ok(vec![Effect::ReturnTerminal { session: owner }])
+    Ok(vec![
+        Effect::WithdrawPrompt { request: id },
+        Effect::ReturnTerminal { session: owner },
+    ])
 }
 
 fn release_terminal(s: &mut State, owner: CliId, id: RequestId) {
@@ -184,33 +224,36 @@ fn release_terminal(s: &mut State, owner: CliId, id: RequestId) {
     }
 }
 
-/// TLA+ `Approve(r)`.
-pub(super) fn approve(s: &mut State, id: RequestId) -> Step {
+/// TLA+ `Approve(r, d)`.
+pub(super) fn approve(s: &mut State, id: RequestId, by: Decider) -> Step {
     decide(
         s,
         id,
+        Some(by),
         RequestState::Approved,
         Approval::Developer,
         Outcome::None,
     )
 }
 
-/// TLA+ `Edit(r)`: the developer's edited argument vector is what is approved.
-pub(super) fn edit(s: &mut State, id: RequestId) -> Step {
+/// TLA+ `Edit(r, d)`: the developer's edited argument vector is what is approved.
+pub(super) fn edit(s: &mut State, id: RequestId, by: Decider) -> Step {
     decide(
         s,
         id,
+        Some(by),
         RequestState::Approved,
         Approval::Edited,
         Outcome::None,
     )
 }
 
-/// TLA+ `Deny(r)`.
-pub(super) fn deny(s: &mut State, id: RequestId) -> Step {
+/// TLA+ `Deny(r, d)`.
+pub(super) fn deny(s: &mut State, id: RequestId, by: Decider) -> Step {
     decide(
         s,
         id,
+        Some(by),
         RequestState::Resolved,
         Approval::None,
         Outcome::Denied,
@@ -222,6 +265,7 @@ pub(super) fn timeout(s: &mut State, id: RequestId) -> Step {
     decide(
         s,
         id,
+        None,
         RequestState::Resolved,
         Approval::None,
         Outcome::Timeout,
@@ -259,6 +303,7 @@ pub(super) fn cancel(s: &mut State, id: RequestId) -> Step {
     match was {
         RequestState::Prompting => {
             release_terminal(s, owner, id);
+            effects.push(Effect::WithdrawPrompt { request: id });
             effects.push(Effect::ReturnTerminal { session: owner });
         }
         RequestState::Executing => effects.push(Effect::TerminateHostProcess { request: id }),

@@ -22,11 +22,14 @@ pub mod session_api;
 pub mod state;
 pub mod status;
 pub mod trace;
+pub mod viewers;
 
 #[cfg(test)]
 mod core_model;
 #[cfg(test)]
 mod core_tests;
+#[cfg(test)]
+mod viewers_tests;
 
 use crate::domain::layout::Layout;
 use crate::domain::Domain;
