@@ -15,6 +15,7 @@ use super::effect::Effect;
 use super::escalation;
 use super::event::Event;
 use super::lifecycle;
+use super::prompt;
 use super::state::{CliId, CliStatus, Phase, RequestId, RequestState, State};
 use super::viewers::{self, Decider, View, ViewerId};
 
@@ -195,11 +196,11 @@ fn transition(s: &mut State, event: &Event) -> Result<Vec<Effect>, Reason> {
         Event::Reject { request } => escalation::reject(s, request),
         Event::Correlate { request } => escalation::correlate(s, request),
         Event::AutoApprove { request } => escalation::auto_approve(s, request),
-        Event::Prompt { request } => escalation::prompt(s, request),
-        Event::Approve { request, by } => escalation::approve(s, request, Decider::from_by(by)),
-        Event::Edit { request, by } => escalation::edit(s, request, Decider::from_by(by)),
-        Event::Deny { request, by } => escalation::deny(s, request, Decider::from_by(by)),
-        Event::Timeout { request } => escalation::timeout(s, request),
+        Event::Prompt { request } => prompt::prompt(s, request),
+        Event::Approve { request, by } => prompt::approve(s, request, Decider::from_by(by)),
+        Event::Edit { request, by } => prompt::edit(s, request, Decider::from_by(by)),
+        Event::Deny { request, by } => prompt::deny(s, request, Decider::from_by(by)),
+        Event::Timeout { request } => prompt::timeout(s, request),
         Event::Execute { request } => escalation::execute(s, request),
         Event::Finish { request } => escalation::finish(s, request),
         Event::Cancel { request } => escalation::cancel(s, request),

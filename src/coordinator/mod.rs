@@ -16,6 +16,7 @@ pub mod launch;
 mod lifecycle;
 pub mod local;
 pub mod paths;
+mod prompt;
 pub mod registry;
 pub mod server;
 pub mod session_api;
@@ -26,6 +27,8 @@ pub mod viewers;
 
 #[cfg(test)]
 mod core_model;
+#[cfg(test)]
+mod core_mutants;
 #[cfg(test)]
 mod core_tests;
 #[cfg(test)]
