@@ -212,7 +212,7 @@ CancelJoin(c) ==
 (* A session ends (its process exits, or a client ends it): its requests *)
 (* are dropped, their host processes terminated, its prompt withdrawn,   *)
 (* and every viewer attached to it is detached.  Detaching never ends a  *)
-(* session: this is the only way a registered session ends (besides Fail).*)
+(* session: only Leave (or Fail) ends a registered session.              *)
 Leave(c) ==
     /\ cli[c] = "registered"
     /\ cli' = [cli EXCEPT ![c] = "left"]
@@ -587,6 +587,7 @@ TerminalReturns == \A c \in CLI : term[c] # NoReq ~> term[c] = NoReq
 PromptsResolve ==
     \A r \in Req : req[r].state = "prompting" ~> req[r].state # "prompting"
 
-(* Symmetry of CLIs, requests and viewers: for the safety-only configuration.     *)
+(* Symmetry of CLIs, requests and viewers: for the safety-only          *)
+(* configurations.                                                       *)
 Symmetry == Permutations(CLI) \cup Permutations(Req) \cup Permutations(Viewer)
 =============================================================================
