@@ -17,6 +17,17 @@
 (* whose binding is not current (or carries a forged signature) is        *)
 (* rejected, never routed (SR-9).                                          *)
 (*                                                                         *)
+(* Sessions are owned by the coordinator (issue #14).  A session keeps   *)
+(* running with no client attached ("detached") and ends only by Leave   *)
+(* (its process exits, or a client ends it).  Viewers are the clients    *)
+(* that attach to a session (a TUI pane, `lazaret attach`), detach and   *)
+(* re-attach; a control centre (a `lazaret tui` watching the Domain)     *)
+(* sees every session's escalation prompts.  A prompt no longer needs a  *)
+(* terminal: it waits, offered to every viewer that sees it and to the   *)
+(* session's own terminal (a direct `lazaret run`), until one of them    *)
+(* decides or it times out.  The first decision wins; who decided is     *)
+(* recorded (FR-5).                                                      *)
+(*                                                                         *)
 (* The Rust sans-IO core (src/coordinator/core.rs) names its events after  *)
 (* the actions below and its state after these variables; recorded        *)
 (* coordinator traces are replayed against it (trace conformance).         *)
@@ -27,9 +38,14 @@ CONSTANTS
     CLI,        \* Client CLI IDs (one Client Session each)
     Req,        \* Escalation Request IDs
     NoCli,      \* "no session" (model value)
-    NoReq       \* "the sandbox session owns the terminal" (model value)
+    NoReq,      \* "the session shows no prompt" (model value)
+    Viewer,     \* client connections that attach to sessions (TUI panes, `lazaret attach`)
+    Centre,     \* view[v] = Centre: v is a control centre, sees every session's prompts
+    Own,        \* decider: the session's own terminal (a direct `lazaret run`)
+    NoViewer    \* decider: nobody (not decided, or timed out)
 
 ASSUME NoCli \notin CLI /\ NoReq \notin Req
+ASSUME {Centre, Own, NoViewer} \cap (Viewer \cup CLI) = {}
 
 (* Domain phases.  "draining" is teardown after the last leave, "failed"  *)
 (* is recovery after a Domain failure; both stop the sandbox, then the    *)
@@ -53,13 +69,20 @@ Active == {"accepted", "correlated", "prompting", "approved", "executing",
 Cancellable == {"accepted", "correlated", "prompting", "approved", "executing"}
 Approvals == {"none", "developer", "edited", "rule"}
 Outcomes == {"none", "completed", "denied", "timeout", "cancelled"}
+(* Who may decide a prompt: a viewer, or the session's own terminal.     *)
+Deciders == Viewer \cup {Own}
 
 ReqRecord == [state : ReqStates, owner : CLI \cup {NoCli}, forged : BOOLEAN,
               match : BOOLEAN, approval : Approvals, outcome : Outcomes,
-              execs : 0..2, to : CLI \cup {NoCli}]
+              execs : 0..2, to : CLI \cup {NoCli},
+              by : Deciders \cup {NoViewer}, decisions : 0..2, seen : BOOLEAN]
+(* by: who decided the prompt (FR-5); decisions: how many decisions took *)
+(* effect (Timeout included; must stay <= 1); seen: history, the decider *)
+(* could see the prompt when it decided.                                 *)
 FreshReq == [state |-> "none", owner |-> NoCli, forged |-> FALSE,
              match |-> FALSE, approval |-> "none", outcome |-> "none",
-             execs |-> 0, to |-> NoCli]
+             execs |-> 0, to |-> NoCli,
+             by |-> NoViewer, decisions |-> 0, seen |-> FALSE]
 
 VARIABLES
     domain,     \* Domain phase
@@ -71,12 +94,14 @@ VARIABLES
     published,  \* coordinator endpoint published: CLIs can join
     trust,      \* Trust Anchor material valid
     cli,        \* Client CLI / Client Session state
-    term,       \* term[c]: the prompt owning c's terminal, or NoReq
-    req         \* req[r]: Escalation Request record
+    term,       \* term[c]: the prompt session c shows (to its own terminal, if any,
+                \* and its viewers), or NoReq: one prompt per session at a time
+    req,        \* req[r]: Escalation Request record
+    view        \* view[v]: the session viewer v is attached to, Centre, or NoCli
 
 domainVars == <<domain, leader, anchor, sidecar, policy, sandbox, published, trust>>
 vars == <<domain, leader, anchor, sidecar, policy, sandbox, published, trust,
-          cli, term, req>>
+          cli, term, req, view>>
 
 TypeOK ==
     /\ domain \in Phases
@@ -85,6 +110,7 @@ TypeOK ==
     /\ cli \in [CLI -> CliStates]
     /\ term \in [CLI -> Req \cup {NoReq}]
     /\ req \in [Req -> ReqRecord]
+    /\ view \in [Viewer -> CLI \cup {NoCli, Centre}]
 
 Init ==
     /\ domain = "absent"
@@ -94,6 +120,7 @@ Init ==
     /\ cli = [c \in CLI |-> "idle"]
     /\ term = [c \in CLI |-> NoReq]
     /\ req = [r \in Req |-> FreshReq]
+    /\ view = [v \in Viewer |-> NoCli]
 
 Sessions == {c \in CLI : cli[c] = "registered"}
 Joining == {c \in CLI : cli[c] = "joining"}
@@ -117,7 +144,7 @@ RejectSubmitted(rq) ==
 Start(c) ==
     /\ cli[c] = "idle"
     /\ cli' = [cli EXCEPT ![c] = "joining"]
-    /\ UNCHANGED <<domainVars, term, req>>
+    /\ UNCHANGED <<domainVars, term, req, view>>
 
 (* Exactly one joining CLI wins the lifecycle lock of an absent Domain,  *)
 (* spawns the Session Coordinator and creates the Trust Anchor.          *)
@@ -127,46 +154,46 @@ BecomeLeader(c) ==
     /\ domain' = "starting"
     /\ leader' = [leader EXCEPT ![c] = TRUE]
     /\ trust' = TRUE
-    /\ UNCHANGED <<anchor, sidecar, policy, sandbox, published, cli, term, req>>
+    /\ UNCHANGED <<anchor, sidecar, policy, sandbox, published, cli, term, req, view>>
 
 MountStateAnchor ==
     /\ domain = "starting" /\ ~anchor
     /\ anchor' = TRUE
     /\ UNCHANGED <<domain, leader, sidecar, policy, sandbox, published, trust,
-                   cli, term, req>>
+                   cli, term, req, view>>
 
 StartSidecar ==
     /\ domain = "starting" /\ anchor /\ ~sidecar
     /\ sidecar' = TRUE
     /\ UNCHANGED <<domain, leader, anchor, policy, sandbox, published, trust,
-                   cli, term, req>>
+                   cli, term, req, view>>
 
 InstallPolicy ==
     /\ domain = "starting" /\ sidecar /\ ~policy
     /\ policy' = TRUE
     /\ UNCHANGED <<domain, leader, anchor, sidecar, sandbox, published, trust,
-                   cli, term, req>>
+                   cli, term, req, view>>
 
 (* SR-5: the sandbox starts only once the sidecar's policy is in place.  *)
 StartSandbox ==
     /\ domain = "starting" /\ anchor /\ sidecar /\ policy /\ ~sandbox
     /\ sandbox' = TRUE
     /\ UNCHANGED <<domain, leader, anchor, sidecar, policy, published, trust,
-                   cli, term, req>>
+                   cli, term, req, view>>
 
 (* The coordinator publishes its endpoint: the Domain is ready.          *)
 Publish ==
     /\ domain = "starting" /\ sandbox
     /\ domain' = "ready"
     /\ published' = TRUE
-    /\ UNCHANGED <<leader, anchor, sidecar, policy, sandbox, trust, cli, term, req>>
+    /\ UNCHANGED <<leader, anchor, sidecar, policy, sandbox, trust, cli, term, req, view>>
 
 (* Registration binds Client CLI ID, Session ID and Session Anchor.      *)
 Register(c) ==
     /\ cli[c] = "joining"
     /\ domain = "ready" /\ published /\ trust
     /\ cli' = [cli EXCEPT ![c] = "registered"]
-    /\ UNCHANGED <<domainVars, term, req>>
+    /\ UNCHANGED <<domainVars, term, req, view>>
 
 (* The coordinator refuses a CLI and says why (e.g. a different          *)
 (* Configuration Fingerprint, or an identity that does not authenticate). *)
@@ -174,25 +201,30 @@ Refuse(c) ==
     /\ cli[c] = "joining"
     /\ domain = "ready"
     /\ cli' = [cli EXCEPT ![c] = "refused"]
-    /\ UNCHANGED <<domainVars, term, req>>
+    /\ UNCHANGED <<domainVars, term, req, view>>
 
 (* The developer cancels a CLI that is still waiting to join.            *)
 CancelJoin(c) ==
     /\ cli[c] = "joining"
     /\ cli' = [cli EXCEPT ![c] = "cancelled"]
-    /\ UNCHANGED <<domainVars, term, req>>
+    /\ UNCHANGED <<domainVars, term, req, view>>
 
-(* A session leaves (or its CLI dies): its requests are dropped, their   *)
-(* host processes terminated, its terminal freed.                        *)
+(* A session ends (its process exits, or a client ends it): its requests *)
+(* are dropped, their host processes terminated, its prompt withdrawn,   *)
+(* and every viewer attached to it is detached.  Detaching never ends a  *)
+(* session: only Leave (or Fail) ends a registered session.              *)
 Leave(c) ==
     /\ cli[c] = "registered"
     /\ cli' = [cli EXCEPT ![c] = "left"]
     /\ term' = [term EXCEPT ![c] = NoReq]
     /\ req' = DropOwnedBy({c})
+    /\ view' = [v \in Viewer |-> IF view[v] = c THEN NoCli ELSE view[v]]
     /\ UNCHANGED domainVars
 
-(* FR-6: no session remains and nobody waits to join: tear down.         *)
-(* Publication is withdrawn first so that no CLI joins a dying Domain.   *)
+(* FR-6: no session remains and nobody waits to join: tear down.  A      *)
+(* detached session is a session: it keeps the Domain.  Control centres  *)
+(* do not; they are disconnected.  Publication is withdrawn first so     *)
+(* that no CLI joins a dying Domain.                                     *)
 BeginTeardown ==
     /\ domain = "ready"
     /\ Sessions = {} /\ Joining = {}
@@ -200,6 +232,7 @@ BeginTeardown ==
     /\ published' = FALSE
     /\ trust' = FALSE
     /\ req' = RejectSubmitted(req)
+    /\ view' = [v \in Viewer |-> NoCli]
     /\ UNCHANGED <<leader, anchor, sidecar, policy, sandbox, cli, term>>
 
 (* A Domain failure (any component dies, startup or teardown fails):     *)
@@ -215,6 +248,7 @@ Fail ==
                                [] OTHER                 -> cli[c]]
     /\ term' = [c \in CLI |-> NoReq]
     /\ req' = RejectSubmitted(DropOwnedBy(CLI))
+    /\ view' = [v \in Viewer |-> NoCli]
     /\ UNCHANGED <<leader, anchor, sidecar, policy, sandbox>>
 
 Stopping == domain \in {"draining", "failed"}
@@ -224,20 +258,20 @@ StopSandbox ==
     /\ Stopping /\ sandbox
     /\ sandbox' = FALSE
     /\ UNCHANGED <<domain, leader, anchor, sidecar, policy, published, trust,
-                   cli, term, req>>
+                   cli, term, req, view>>
 
 StopSidecar ==
     /\ Stopping /\ ~sandbox /\ sidecar
     /\ sidecar' = FALSE
     /\ policy' = FALSE
     /\ UNCHANGED <<domain, leader, anchor, sandbox, published, trust,
-                   cli, term, req>>
+                   cli, term, req, view>>
 
 UnmountStateAnchor ==
     /\ Stopping /\ ~sandbox /\ ~sidecar /\ anchor
     /\ anchor' = FALSE
     /\ UNCHANGED <<domain, leader, sidecar, policy, sandbox, published, trust,
-                   cli, term, req>>
+                   cli, term, req, view>>
 
 (* The coordinator exits and releases the lifecycle lock: a new startup  *)
 (* leader may come.                                                      *)
@@ -246,7 +280,40 @@ ReachAbsent ==
     /\ domain' = "absent"
     /\ leader' = [c \in CLI |-> FALSE]
     /\ UNCHANGED <<anchor, sidecar, policy, sandbox, published, trust,
-                   cli, term, req>>
+                   cli, term, req, view>>
+
+-----------------------------------------------------------------------------
+(* Viewers: attach, detach, control centres (issue #14)                    *)
+
+(* A detached viewer attaches to a registered session (and receives its  *)
+(* screen and any pending prompt).  One session per viewer at a time; a  *)
+(* TUI with several panes is several viewers.                            *)
+Attach(v, c) ==
+    /\ view[v] = NoCli
+    /\ cli[c] = "registered"
+    /\ view' = [view EXCEPT ![v] = c]
+    /\ UNCHANGED <<domainVars, cli, term, req>>
+
+(* A detached viewer becomes a control centre of the ready Domain: it    *)
+(* sees every session's prompts.                                         *)
+Watch(v) ==
+    /\ view[v] = NoCli
+    /\ domain = "ready"
+    /\ view' = [view EXCEPT ![v] = Centre]
+    /\ UNCHANGED <<domainVars, cli, term, req>>
+
+(* The viewer detaches, or its connection or terminal is lost (SIGHUP).  *)
+(* The session keeps running.                                            *)
+Detach(v) ==
+    /\ view[v] # NoCli
+    /\ view' = [view EXCEPT ![v] = NoCli]
+    /\ UNCHANGED <<domainVars, cli, term, req>>
+
+(* d sees the prompt of request r: a viewer attached to its session or a *)
+(* control centre, or the session's own terminal while the session runs. *)
+Sees(d, r) ==
+    IF d = Own THEN cli[req[r].owner] = "registered"
+               ELSE view[d] \in {req[r].owner, Centre}
 
 -----------------------------------------------------------------------------
 (* Host Escalation (§3.6)                                                  *)
@@ -260,7 +327,7 @@ Submit(r, c, forged, m) ==
     /\ forged \/ cli[c] \in HadAnchor
     /\ req' = [req EXCEPT ![r] = [FreshReq EXCEPT !.state = "submitted",
                                   !.owner = c, !.forged = forged, !.match = m]]
-    /\ UNCHANGED <<domainVars, cli, term>>
+    /\ UNCHANGED <<domainVars, cli, term, view>>
 
 Authentic(r) ==
     /\ ~req[r].forged
@@ -271,57 +338,65 @@ Authentic(r) ==
 Authenticate(r) ==
     /\ req[r].state = "submitted" /\ Authentic(r)
     /\ req' = [req EXCEPT ![r].state = "accepted"]
-    /\ UNCHANGED <<domainVars, cli, term>>
+    /\ UNCHANGED <<domainVars, cli, term, view>>
 
 Reject(r) ==
     /\ req[r].state = "submitted" /\ ~Authentic(r)
     /\ req' = [req EXCEPT ![r].state = "rejected"]
-    /\ UNCHANGED <<domainVars, cli, term>>
+    /\ UNCHANGED <<domainVars, cli, term, view>>
 
 (* FR-5: the Escalation Request ID is correlated to the owning session.  *)
 Correlate(r) ==
     /\ req[r].state = "accepted"
     /\ req' = [req EXCEPT ![r].state = "correlated"]
-    /\ UNCHANGED <<domainVars, cli, term>>
+    /\ UNCHANGED <<domainVars, cli, term, view>>
 
 (* SR-7/SR-8: an exact match of a trusted auto-approval rule.            *)
 AutoApprove(r) ==
     /\ req[r].state = "correlated" /\ req[r].match
     /\ req' = [req EXCEPT ![r].state = "approved", ![r].approval = "rule"]
-    /\ UNCHANGED <<domainVars, cli, term>>
+    /\ UNCHANGED <<domainVars, cli, term, view>>
 
-(* The owning CLI takes its terminal from the sandbox session to ask.    *)
+(* The session shows the prompt: on its own terminal (taken from the     *)
+(* sandbox session) if it has one, and to every viewer that sees it.  No *)
+(* viewer is needed: a detached session's prompt waits (until Timeout).  *)
 Prompt(r) ==
     /\ req[r].state = "correlated" /\ ~req[r].match
     /\ term[req[r].owner] = NoReq
     /\ term' = [term EXCEPT ![req[r].owner] = r]
     /\ req' = [req EXCEPT ![r].state = "prompting"]
-    /\ UNCHANGED <<domainVars, cli>>
+    /\ UNCHANGED <<domainVars, cli, view>>
 
-(* A decision returns the terminal to the sandbox session.               *)
-Decide(r, st, appr, out) ==
+(* A decision by d (NoViewer: the deadline) withdraws the prompt from    *)
+(* everyone and returns the terminal to the sandbox session.  Only the   *)
+(* first decision takes effect: afterwards the request is no longer      *)
+(* prompting, so a later decision of another viewer is not enabled.      *)
+Decide(r, d, st, appr, out) ==
     /\ req[r].state = "prompting"
+    /\ IF d = NoViewer THEN TRUE ELSE Sees(d, r)
     /\ term' = [term EXCEPT ![req[r].owner] = NoReq]
     /\ req' = [req EXCEPT ![r].state = st, ![r].approval = appr,
-                          ![r].outcome = out]
-    /\ UNCHANGED <<domainVars, cli>>
+                          ![r].outcome = out, ![r].by = d,
+                          ![r].decisions = @ + 1,
+                          ![r].seen = IF d = NoViewer THEN FALSE ELSE Sees(d, r)]
+    /\ UNCHANGED <<domainVars, cli, view>>
 
-Approve(r) == Decide(r, "approved", "developer", "none")
-Edit(r)    == Decide(r, "approved", "edited", "none")
-Deny(r)    == Decide(r, "resolved", "none", "denied")
-Timeout(r) == Decide(r, "resolved", "none", "timeout")
+Approve(r, d) == Decide(r, d, "approved", "developer", "none")
+Edit(r, d)    == Decide(r, d, "approved", "edited", "none")
+Deny(r, d)    == Decide(r, d, "resolved", "none", "denied")
+Timeout(r)    == Decide(r, NoViewer, "resolved", "none", "timeout")
 
 (* The approved argv runs on the host, without a shell.                  *)
 Execute(r) ==
     /\ req[r].state = "approved"
     /\ req' = [req EXCEPT ![r].state = "executing",
                           ![r].execs = req[r].execs + 1]
-    /\ UNCHANGED <<domainVars, cli, term>>
+    /\ UNCHANGED <<domainVars, cli, term, view>>
 
 Finish(r) ==
     /\ req[r].state = "executing"
     /\ req' = [req EXCEPT ![r].state = "resolved", ![r].outcome = "completed"]
-    /\ UNCHANGED <<domainVars, cli, term>>
+    /\ UNCHANGED <<domainVars, cli, term, view>>
 
 (* The Escalation Client or the developer cancels; a running host        *)
 (* process is terminated (OR-3).  The cancellation is still reported.    *)
@@ -330,7 +405,7 @@ Cancel(r) ==
     /\ term' = IF req[r].state = "prompting"
                THEN [term EXCEPT ![req[r].owner] = NoReq] ELSE term
     /\ req' = [req EXCEPT ![r].state = "resolved", ![r].outcome = "cancelled"]
-    /\ UNCHANGED <<domainVars, cli>>
+    /\ UNCHANGED <<domainVars, cli, view>>
 
 (* The Escalation Result goes to the owning session only (FR-5, OR-2).   *)
 Deliver(r, c) ==
@@ -338,7 +413,7 @@ Deliver(r, c) ==
     /\ c = req[r].owner
     /\ cli[c] = "registered"
     /\ req' = [req EXCEPT ![r].state = "delivered", ![r].to = c]
-    /\ UNCHANGED <<domainVars, cli, term>>
+    /\ UNCHANGED <<domainVars, cli, term, view>>
 
 -----------------------------------------------------------------------------
 
@@ -351,19 +426,22 @@ Finished ==
 Next ==
     \/ \E c \in CLI : Start(c) \/ BecomeLeader(c) \/ Register(c) \/ Refuse(c)
                       \/ CancelJoin(c) \/ Leave(c)
+    \/ \E v \in Viewer : (\E c \in CLI : Attach(v, c)) \/ Watch(v) \/ Detach(v)
     \/ MountStateAnchor \/ StartSidecar \/ InstallPolicy \/ StartSandbox
     \/ Publish \/ BeginTeardown \/ Fail
     \/ StopSandbox \/ StopSidecar \/ UnmountStateAnchor \/ ReachAbsent
     \/ \E r \in Req :
         \/ \E c \in CLI, f \in BOOLEAN, m \in BOOLEAN : Submit(r, c, f, m)
         \/ Authenticate(r) \/ Reject(r) \/ Correlate(r) \/ AutoApprove(r)
-        \/ Prompt(r) \/ Approve(r) \/ Edit(r) \/ Deny(r) \/ Timeout(r)
+        \/ Prompt(r) \/ Timeout(r)
+        \/ \E d \in Deciders : Approve(r, d) \/ Edit(r, d) \/ Deny(r, d)
         \/ Execute(r) \/ Finish(r) \/ Cancel(r)
         \/ \E c \in CLI : Deliver(r, c)
     \/ Finished
 
 (* Weak fairness for everything the coordinator does by itself.  The     *)
-(* developer (Start, CancelJoin, Leave, Approve, Edit, Deny, Cancel), the *)
+(* developer (Start, CancelJoin, Leave, Approve, Edit, Deny, Cancel,     *)
+(* Attach, Watch, Detach: no viewer ever needs to come), the             *)
 (* sandbox (Submit) and failures (Fail, Refuse) are not fair.  Timeout is *)
 (* the prompt deadline and Finish the host process ending or being       *)
 (* killed at its deadline, so both are fair.                             *)
@@ -441,12 +519,43 @@ TerminalSingleOwner ==
           req[term[c]].state = "prompting" /\ req[term[c]].owner = c
     /\ \A r \in Req : req[r].state = "prompting" => term[req[r].owner] = r
 
+(* Viewers view only running sessions; control centres only a ready      *)
+(* Domain.  (A session that ends detaches its viewers.)                  *)
+ViewsOnlyLiveSessions ==
+    \A v \in Viewer :
+        /\ view[v] \in CLI => cli[view[v]] = "registered"
+        /\ view[v] = Centre => domain = "ready"
+
+(* FR-6: a detached session (no viewer attached) still keeps its Domain  *)
+(* ready: detaching never tears the Domain down.                         *)
+DetachedSessionsKeepDomain ==
+    (\E c \in Sessions : \A v \in Viewer : view[v] # c)
+        => (domain = "ready" /\ published /\ sandbox)
+
+(* First decision wins: a prompt is decided at most once (a viewer, the  *)
+(* session's own terminal or the deadline), and who decided stays.       *)
+DecidedOnce ==
+    \A r \in Req :
+        /\ req[r].decisions <= 1
+        /\ req[r].by # NoViewer => req[r].decisions = 1
+
+(* The decider could see the prompt when it decided (history: seen).     *)
+DecidedBySeer == \A r \in Req : req[r].by # NoViewer => req[r].seen
+
+(* FR-5: every developer decision names who made it.                     *)
+DecisionAttributed ==
+    \A r \in Req :
+        (req[r].approval \in {"developer", "edited"} \/ req[r].outcome = "denied")
+            => req[r].by \in Deciders
+
 Safety ==
     /\ TypeOK /\ AtMostOneLeader /\ LeaderWhileActive
     /\ SandboxNeedsSidecar /\ PolicyNeedsSidecar /\ AbsentIsClean
     /\ SessionsOnlyWhenReady /\ ExecutesOnlyApproved /\ ExecutesAtMostOnce
     /\ HostProcessesBound /\ BindingPreserved /\ ResultsToOwner
-    /\ TerminalSingleOwner
+    /\ TerminalSingleOwner /\ ViewsOnlyLiveSessions
+    /\ DetachedSessionsKeepDomain /\ DecidedOnce /\ DecidedBySeer
+    /\ DecisionAttributed
 
 -----------------------------------------------------------------------------
 (* Liveness under weak fairness                                            *)
@@ -473,6 +582,12 @@ RequestsResolve ==
 (* §3.6: the terminal returns to the sandbox session.                    *)
 TerminalReturns == \A c \in CLI : term[c] # NoReq ~> term[c] = NoReq
 
-(* Symmetry of CLIs and requests: for the safety-only configuration.     *)
-Symmetry == Permutations(CLI) \cup Permutations(Req)
+(* A prompt is eventually decided, timed out, cancelled or dropped, even *)
+(* if no viewer ever attaches (Timeout is fair; viewers are not).        *)
+PromptsResolve ==
+    \A r \in Req : req[r].state = "prompting" ~> req[r].state # "prompting"
+
+(* Symmetry of CLIs, requests and viewers: for the safety-only          *)
+(* configurations.                                                       *)
+Symmetry == Permutations(CLI) \cup Permutations(Req) \cup Permutations(Viewer)
 =============================================================================

@@ -13,7 +13,7 @@ StartSandboxBeforePolicy ==
     /\ domain = "starting" /\ anchor /\ sidecar /\ ~sandbox
     /\ sandbox' = TRUE
     /\ UNCHANGED <<domain, leader, anchor, sidecar, policy, published, trust,
-                   cli, term, req>>
+                   cli, term, req, view>>
 
 BrokenPolicySpec ==
     Init /\ [][Next \/ StartSandboxBeforePolicy]_vars
@@ -26,13 +26,40 @@ BecomeLeaderUnlocked(c) ==
     /\ domain = "starting"
     /\ leader' = [leader EXCEPT ![c] = TRUE]
     /\ UNCHANGED <<domain, anchor, sidecar, policy, sandbox, published, trust,
-                   cli, term, req>>
+                   cli, term, req, view>>
 
 BrokenLeaderSpec ==
     Init /\ [][Next \/ \E c \in CLI : BecomeLeaderUnlocked(c)]_vars
 
 (* Fairness dropped: the coordinator need not stop the sidecar during    *)
 (* recovery, so a failed Domain may never become absent.                 *)
+(* Guard dropped: a decision is taken although the request was already  *)
+(* decided (first decision does not win): a second viewer's Deny         *)
+(* overrides an approval not yet executed (violates DecidedOnce).        *)
+DenyAfterDecision(r, d) ==
+    /\ req[r].state = "approved" /\ req[r].by \in Deciders
+    /\ d # req[r].by /\ Sees(d, r)
+    /\ req' = [req EXCEPT ![r].state = "resolved", ![r].approval = "none",
+                          ![r].outcome = "denied", ![r].by = d,
+                          ![r].decisions = @ + 1, ![r].seen = TRUE]
+    /\ UNCHANGED <<domainVars, cli, term, view>>
+
+BrokenDecisionSpec ==
+    Init /\ [][Next \/ \E r \in Req, d \in Deciders : DenyAfterDecision(r, d)]_vars
+
+(* Guard dropped: any viewer may decide a prompt, also one attached to   *)
+(* another session or to none (violates DecidedBySeer, FR-5).            *)
+ApproveUnseen(r, v) ==
+    /\ req[r].state = "prompting"
+    /\ term' = [term EXCEPT ![req[r].owner] = NoReq]
+    /\ req' = [req EXCEPT ![r].state = "approved", ![r].approval = "developer",
+                          ![r].by = v, ![r].decisions = @ + 1,
+                          ![r].seen = Sees(v, r)]
+    /\ UNCHANGED <<domainVars, cli, view>>
+
+BrokenSeerSpec ==
+    Init /\ [][Next \/ \E r \in Req, v \in Viewer : ApproveUnseen(r, v)]_vars
+
 BrokenLivenessSpec ==
     /\ Init /\ [][Next]_vars /\ CoordinatorFairness
     /\ WF_vars(StopSandbox) /\ WF_vars(UnmountStateAnchor) /\ WF_vars(ReachAbsent)

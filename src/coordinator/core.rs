@@ -15,7 +15,9 @@ use super::effect::Effect;
 use super::escalation;
 use super::event::Event;
 use super::lifecycle;
+use super::prompt;
 use super::state::{CliId, CliStatus, Phase, RequestId, RequestState, State};
+use super::viewers::{self, Decider, View, ViewerId};
 
 /// Why an event is not enabled in the current state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +45,14 @@ pub enum Reason {
     RuleMatches(RequestId),
     /// The session's terminal already shows another prompt.
     TerminalBusy(CliId, RequestId),
+    /// The viewer is not in the required state (`None`: detached).
+    ViewerState(ViewerId, Option<View>),
+    /// The decider does not see the prompt: a viewer attached to another session or to none,
+    /// or the own terminal of a session that has ended (FR-5).
+    NotSeen {
+        request: RequestId,
+        decider: Decider,
+    },
     /// The Escalation Result may go only to the owning session (FR-5).
     NotOwner {
         request: RequestId,
@@ -78,6 +88,12 @@ impl fmt::Display for Reason {
             Reason::NoRuleMatch(r) => write!(f, "{r} matches no auto-approval rule exactly"),
             Reason::RuleMatches(r) => write!(f, "{r} matches an auto-approval rule"),
             Reason::TerminalBusy(c, r) => write!(f, "the terminal of {c} shows {r}"),
+            Reason::ViewerState(v, None) => write!(f, "{v} is detached"),
+            Reason::ViewerState(v, Some(View::Centre)) => write!(f, "{v} is a control centre"),
+            Reason::ViewerState(v, Some(View::Session(c))) => write!(f, "{v} is attached to {c}"),
+            Reason::NotSeen { request, decider } => {
+                write!(f, "{decider} does not see the prompt of {request}")
+            }
             Reason::NotOwner {
                 request,
                 cli,
@@ -167,6 +183,9 @@ fn transition(s: &mut State, event: &Event) -> Result<Vec<Effect>, Reason> {
         Event::StopSidecar => lifecycle::stop_sidecar(s),
         Event::UnmountStateAnchor => lifecycle::unmount_state_anchor(s),
         Event::ReachAbsent => lifecycle::reach_absent(s),
+        Event::Attach { viewer, cli } => viewers::attach(s, viewer, cli),
+        Event::Watch { viewer } => viewers::watch(s, viewer),
+        Event::Detach { viewer } => viewers::detach(s, viewer),
         Event::Submit {
             request,
             cli,
@@ -177,11 +196,11 @@ fn transition(s: &mut State, event: &Event) -> Result<Vec<Effect>, Reason> {
         Event::Reject { request } => escalation::reject(s, request),
         Event::Correlate { request } => escalation::correlate(s, request),
         Event::AutoApprove { request } => escalation::auto_approve(s, request),
-        Event::Prompt { request } => escalation::prompt(s, request),
-        Event::Approve { request } => escalation::approve(s, request),
-        Event::Edit { request } => escalation::edit(s, request),
-        Event::Deny { request } => escalation::deny(s, request),
-        Event::Timeout { request } => escalation::timeout(s, request),
+        Event::Prompt { request } => prompt::prompt(s, request),
+        Event::Approve { request, by } => prompt::approve(s, request, Decider::from_by(by)),
+        Event::Edit { request, by } => prompt::edit(s, request, Decider::from_by(by)),
+        Event::Deny { request, by } => prompt::deny(s, request, Decider::from_by(by)),
+        Event::Timeout { request } => prompt::timeout(s, request),
         Event::Execute { request } => escalation::execute(s, request),
         Event::Finish { request } => escalation::finish(s, request),
         Event::Cancel { request } => escalation::cancel(s, request),

@@ -11,27 +11,19 @@ use std::time::Instant;
 use stateright::{Checker, Model, Property};
 
 use super::core::step;
+use super::core_mutants::{mutant_step, Mutant};
 use super::effect::Effect;
 use super::event::Event;
 use super::invariants::{self as inv, INVARIANTS};
-use super::state::{CliId, CliStatus, Phase, RequestId, RequestState, State};
+use super::state::{CliId, Phase, RequestId, RequestState, State};
 use super::trace::{replay, Trace};
-
-/// A guard deliberately dropped from `step`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mutant {
-    /// `StartSandbox` without the policy guard (SR-5).
-    SandboxBeforePolicy,
-    /// `BecomeLeader` without the lifecycle lock: also while the Domain is starting (OR-1).
-    LeaderWithoutLock,
-    /// `Deliver` to any registered session, not only the owner (FR-5).
-    DeliverToAnySession,
-}
+use super::viewers::{sees, Decider, ViewerId};
 
 #[derive(Debug, Clone)]
 struct CoreModel {
     clis: u64,
     requests: u64,
+    viewers: u64,
     mutant: Option<Mutant>,
 }
 
@@ -43,10 +35,11 @@ struct Snapshot {
 }
 
 impl CoreModel {
-    fn new(clis: u64, requests: u64) -> Self {
+    fn new(clis: u64, requests: u64, viewers: u64) -> Self {
         Self {
             clis,
             requests,
+            viewers,
             mutant: None,
         }
     }
@@ -64,48 +57,21 @@ impl CoreModel {
         (1..=self.requests).map(RequestId)
     }
 
+    fn viewer_ids(&self) -> impl Iterator<Item = ViewerId> {
+        (1..=self.viewers).map(ViewerId)
+    }
+
+    /// TLA+ `Deciders`: every viewer, and the session's own terminal (`None`).
+    fn deciders(&self) -> impl Iterator<Item = Option<ViewerId>> {
+        std::iter::once(None).chain(self.viewer_ids().map(Some))
+    }
+
     /// `step`, or the mutant's version of it.
     fn take(&self, s: &State, event: &Event) -> Option<(State, Vec<Effect>)> {
         if let Some(next) = self.mutant.and_then(|m| mutant_step(m, s, event)) {
             return Some(next);
         }
         step(s, event).ok()
-    }
-}
-
-/// One guard dropped: `Some` where the mutant enables a step the core rejects.
-fn mutant_step(m: Mutant, s: &State, event: &Event) -> Option<(State, Vec<Effect>)> {
-    let mut n = s.clone();
-    match (m, *event) {
-        (Mutant::SandboxBeforePolicy, Event::StartSandbox)
-            if s.phase == Phase::Starting && s.state_anchor && s.sidecar && !s.sandbox =>
-        {
-            n.sandbox = true;
-            Some((n, vec![Effect::StartSandbox]))
-        }
-        (Mutant::LeaderWithoutLock, Event::BecomeLeader { cli }) if s.phase == Phase::Starting => {
-            let c = n.clis.get_mut(&cli)?;
-            (c.status == CliStatus::Joining).then_some(())?;
-            c.leader = true;
-            Some((n, vec![Effect::CreateTrustAnchor]))
-        }
-        (Mutant::DeliverToAnySession, Event::Deliver { request, cli }) => {
-            (s.cli_status(cli) == Some(CliStatus::Registered)).then_some(())?;
-            let r = n.requests.get_mut(&request)?;
-            (r.state == RequestState::Resolved).then_some(())?;
-            r.state = RequestState::Delivered;
-            r.delivered_to = Some(cli);
-            let outcome = r.outcome;
-            Some((
-                n,
-                vec![Effect::DeliverResult {
-                    session: cli,
-                    request,
-                    outcome,
-                }],
-            ))
-        }
-        _ => None,
     }
 }
 
@@ -129,6 +95,14 @@ fn effects_conform(pre: &State, post: &State, effects: &[Effect]) -> bool {
             .requests
             .get(request)
             .is_some_and(|q| q.state == RequestState::Executing),
+        // Offered only to a viewer that sees the prompt; withdrawn only while it was shown.
+        Effect::OfferPrompt { viewer, request } => post.requests.get(request).is_some_and(|q| {
+            q.state == RequestState::Prompting && sees(post, Decider::Viewer(*viewer), q.owner)
+        }),
+        Effect::WithdrawPrompt { request } => pre
+            .requests
+            .get(request)
+            .is_some_and(|q| q.state == RequestState::Prompting),
         _ => true,
     })
 }
@@ -154,6 +128,10 @@ impl Model for CoreModel {
                 Event::CancelJoin { cli },
                 Event::Leave { cli },
             ]);
+        }
+        for viewer in self.viewer_ids() {
+            actions.extend(self.cli_ids().map(|cli| Event::Attach { viewer, cli }));
+            actions.extend([Event::Watch { viewer }, Event::Detach { viewer }]);
         }
         actions.extend([
             Event::MountStateAnchor,
@@ -188,14 +166,18 @@ impl Model for CoreModel {
                 Event::Correlate { request },
                 Event::AutoApprove { request },
                 Event::Prompt { request },
-                Event::Approve { request },
-                Event::Edit { request },
-                Event::Deny { request },
                 Event::Timeout { request },
                 Event::Execute { request },
                 Event::Finish { request },
                 Event::Cancel { request },
             ]);
+            for by in self.deciders() {
+                actions.extend([
+                    Event::Approve { request, by },
+                    Event::Edit { request, by },
+                    Event::Deny { request, by },
+                ]);
+            }
         }
     }
 
@@ -240,7 +222,7 @@ fn holds<const I: usize>(_: &CoreModel, s: &Snapshot) -> bool {
 
 type Condition = fn(&CoreModel, &Snapshot) -> bool;
 
-const CONDITIONS: [Condition; 12] = [
+const CONDITIONS: [Condition; 17] = [
     holds::<0>,
     holds::<1>,
     holds::<2>,
@@ -253,6 +235,11 @@ const CONDITIONS: [Condition; 12] = [
     holds::<9>,
     holds::<10>,
     holds::<11>,
+    holds::<12>,
+    holds::<13>,
+    holds::<14>,
+    holds::<15>,
+    holds::<16>,
 ];
 
 // Every invariant is checked: adding one to INVARIANTS without a condition fails to compile.
@@ -260,7 +247,10 @@ const _: () = assert!(CONDITIONS.len() == INVARIANTS.len());
 
 /// Checks `model` exhaustively; returns the number of distinct states.
 fn check_all(model: CoreModel) -> usize {
-    let label = format!("{} CLIs, {} requests", model.clis, model.requests);
+    let label = format!(
+        "{} CLIs, {} requests, {} viewers",
+        model.clis, model.requests, model.viewers
+    );
     let started = Instant::now();
     let checker = model.checker().spawn_bfs().join();
     checker.assert_properties();
@@ -276,11 +266,11 @@ fn check_all(model: CoreModel) -> usize {
 /// The counterexample stateright finds for `property` in the mutant: its events and the
 /// violating state.
 fn counterexample(mutant: Mutant, property: &'static str) -> (Vec<Event>, State) {
-    let checker = CoreModel::new(2, 1)
-        .with_mutant(mutant)
-        .checker()
-        .spawn_bfs()
-        .join();
+    let model = match mutant {
+        Mutant::SecondDecisionAccepted | Mutant::DecisionByNonSeer => CoreModel::new(2, 1, 2),
+        _ => CoreModel::new(2, 1, 0),
+    };
+    let checker = model.with_mutant(mutant).checker().spawn_bfs().join();
     match checker.discovery(property) {
         Some(path) => {
             let last = path.last_state().core.clone();
@@ -302,19 +292,44 @@ fn assert_caught(mutant: Mutant, property: &'static str, holds: fn(&State) -> bo
     assert_eq!(err.map(|e| e.event.name()), Some(step), "{mutant:?}");
 }
 
-// The distinct state counts equal TLC's for the same bounds without symmetry:
-// LazaretLiveness.cfg (2 CLIs, 1 request: 17038), LazaretLivenessTerminal.cfg (1 CLI,
-// 2 requests: 25329), and 3 CLIs, 1 request (233976). The core and the TLA+ model reach the
-// same states; a change to either must keep the counts equal (or explain why not).
+// The distinct state counts equal TLC's for the same bounds without symmetry. With no viewer
+// the model is the one before issue #14, with the same counts as then: 2 CLIs, 1 request
+// 17038; 1 CLI, 2 requests 25329; 3 CLIs, 1 request 233976. With viewers:
+// LazaretLiveness.cfg (2 CLIs, 1 request, 1 viewer: 30036), LazaretLivenessTerminal.cfg
+// (1 CLI, 2 requests, 2 viewers: 161781), 2 CLIs, 1 request, 2 viewers (60208), and 1 CLI,
+// 1 request, 2 viewers (2214). The core and the TLA+ model reach the same
+// states; a change to either must keep the counts equal (or explain why not).
 
 #[test]
 fn core_is_safe_with_two_clis_one_request() {
-    assert_eq!(check_all(CoreModel::new(2, 1)), 17038);
+    assert_eq!(check_all(CoreModel::new(2, 1, 0)), 17038);
 }
 
 #[test]
 fn core_is_safe_with_one_cli_two_requests() {
-    assert_eq!(check_all(CoreModel::new(1, 2)), 25329);
+    assert_eq!(check_all(CoreModel::new(1, 2, 0)), 25329);
+}
+
+#[test]
+fn core_is_safe_with_two_viewers_racing_on_one_session() {
+    assert_eq!(check_all(CoreModel::new(1, 1, 2)), 2214);
+}
+
+#[test]
+fn core_is_safe_with_two_clis_one_request_one_viewer() {
+    assert_eq!(check_all(CoreModel::new(2, 1, 1)), 30036);
+}
+
+/// Larger bounds (a few seconds in a debug build).
+#[test]
+fn core_is_safe_with_two_clis_one_request_two_viewers() {
+    assert_eq!(check_all(CoreModel::new(2, 1, 2)), 60208);
+}
+
+/// LazaretLivenessTerminal.cfg's bounds (~10 s in a debug build).
+#[test]
+fn core_is_safe_with_one_cli_two_requests_two_viewers() {
+    assert_eq!(check_all(CoreModel::new(1, 2, 2)), 161781);
 }
 
 #[test]
@@ -347,8 +362,20 @@ fn deliver_to_any_session_mutant_is_caught() {
     assert_eq!(events.last().map(Event::name), Some("Deliver"));
 }
 
+#[test]
+fn second_decision_mutant_is_caught() {
+    let m = Mutant::SecondDecisionAccepted;
+    assert_caught(m, "DecidedOnce", inv::decided_once, "Deny");
+}
+
+#[test]
+fn decision_by_non_seer_mutant_is_caught() {
+    let m = Mutant::DecisionByNonSeer;
+    assert_caught(m, "DecidedBySeer", inv::decided_by_seer, "Approve");
+}
+
 /// Larger bounds (~10 s in a debug build).
 #[test]
 fn core_is_safe_with_three_clis_one_request() {
-    assert_eq!(check_all(CoreModel::new(3, 1)), 233976);
+    assert_eq!(check_all(CoreModel::new(3, 1, 0)), 233976);
 }

@@ -7,13 +7,13 @@ use super::invariants;
 use super::state::{Approval, CliId, CliStatus, Outcome, Phase, RequestId, RequestState, State};
 use super::trace::{replay, Nonconformance, Trace};
 
-const C1: CliId = CliId(1);
-const C2: CliId = CliId(2);
-const R1: RequestId = RequestId(1);
-const R2: RequestId = RequestId(2);
+pub(super) const C1: CliId = CliId(1);
+pub(super) const C2: CliId = CliId(2);
+pub(super) const R1: RequestId = RequestId(1);
+pub(super) const R2: RequestId = RequestId(2);
 
 /// Applies `event`, which must be enabled and keep every invariant; returns its effects.
-fn ok(s: &mut State, event: Event) -> Vec<Effect> {
+pub(super) fn ok(s: &mut State, event: Event) -> Vec<Effect> {
     match s.apply(&event) {
         Ok(effects) => {
             assert_eq!(invariants::violated(s), None, "after {event:?}: {s:#?}");
@@ -24,7 +24,7 @@ fn ok(s: &mut State, event: Event) -> Vec<Effect> {
 }
 
 /// Applies `event`, which must be rejected without changing the state; returns the reason.
-fn rejected(s: &mut State, event: Event) -> Reason {
+pub(super) fn rejected(s: &mut State, event: Event) -> Reason {
     let before = s.clone();
     let err = s.apply(&event).err();
     assert_eq!(*s, before, "a rejected {event:?} changed the state");
@@ -39,7 +39,7 @@ fn rejected(s: &mut State, event: Event) -> Reason {
 }
 
 /// A ready Domain led by C1 with `clis` registered Client Sessions C1, C2, …
-fn ready(clis: u64) -> State {
+pub(super) fn ready(clis: u64) -> State {
     let mut s = State::new();
     for i in 1..=clis {
         ok(&mut s, Event::Start { cli: CliId(i) });
@@ -61,7 +61,7 @@ fn ready(clis: u64) -> State {
 }
 
 /// Submits `request` for `cli` with a valid signature and takes it to `Correlated`.
-fn correlated(s: &mut State, request: RequestId, cli: CliId, rule_match: bool) {
+pub(super) fn correlated(s: &mut State, request: RequestId, cli: CliId, rule_match: bool) {
     ok(
         s,
         Event::Submit {
@@ -268,8 +268,17 @@ fn prompt_approve_execute_deliver() {
     );
     assert_eq!(s.clis[&C1].terminal, Some(R1));
     assert_eq!(
-        ok(&mut s, Event::Approve { request: R1 }),
-        vec![Effect::ReturnTerminal { session: C1 }]
+        ok(
+            &mut s,
+            Event::Approve {
+                request: R1,
+                by: None
+            }
+        ),
+        vec![
+            Effect::WithdrawPrompt { request: R1 },
+            Effect::ReturnTerminal { session: C1 }
+        ]
     );
     assert_eq!(s.clis[&C1].terminal, None);
     assert_eq!(
@@ -310,7 +319,13 @@ fn edited_and_auto_approved_requests_run_the_approved_vector() {
     let mut s = ready(1);
     correlated(&mut s, R1, C1, false);
     ok(&mut s, Event::Prompt { request: R1 });
-    ok(&mut s, Event::Edit { request: R1 });
+    ok(
+        &mut s,
+        Event::Edit {
+            request: R1,
+            by: None,
+        },
+    );
     assert_eq!(s.requests[&R1].approval, Approval::Edited);
     assert_eq!(
         ok(&mut s, Event::Execute { request: R1 }),
@@ -338,11 +353,20 @@ fn one_prompt_per_terminal_and_the_terminal_returns() {
         rejected(&mut s, Event::Prompt { request: R2 }),
         Reason::TerminalBusy(C1, R1)
     );
-    ok(&mut s, Event::Deny { request: R1 });
+    ok(
+        &mut s,
+        Event::Deny {
+            request: R1,
+            by: None,
+        },
+    );
     ok(&mut s, Event::Prompt { request: R2 });
     assert_eq!(
         ok(&mut s, Event::Timeout { request: R2 }),
-        vec![Effect::ReturnTerminal { session: C1 }]
+        vec![
+            Effect::WithdrawPrompt { request: R2 },
+            Effect::ReturnTerminal { session: C1 }
+        ]
     );
     assert_eq!(s.clis[&C1].terminal, None);
     assert_eq!(s.requests[&R1].outcome, Outcome::Denied);
@@ -354,7 +378,13 @@ fn results_go_only_to_the_owning_session() {
     let mut s = ready(2);
     correlated(&mut s, R1, C1, false);
     ok(&mut s, Event::Prompt { request: R1 });
-    ok(&mut s, Event::Deny { request: R1 });
+    ok(
+        &mut s,
+        Event::Deny {
+            request: R1,
+            by: None,
+        },
+    );
     assert_eq!(
         rejected(
             &mut s,
@@ -499,7 +529,10 @@ fn cancelling_a_prompt_returns_the_terminal() {
     ok(&mut s, Event::Prompt { request: R1 });
     assert_eq!(
         ok(&mut s, Event::Cancel { request: R1 }),
-        vec![Effect::ReturnTerminal { session: C1 }]
+        vec![
+            Effect::WithdrawPrompt { request: R1 },
+            Effect::ReturnTerminal { session: C1 }
+        ]
     );
     assert_eq!(s.clis[&C1].terminal, None);
 }
@@ -516,6 +549,7 @@ fn leaving_drops_requests_and_terminates_their_processes() {
         ok(&mut s, Event::Leave { cli: C1 }),
         vec![
             Effect::TerminateHostProcess { request: R1 },
+            Effect::WithdrawPrompt { request: R2 },
             Effect::Disconnect { session: C1 }
         ]
     );

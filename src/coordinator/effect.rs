@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::state::{CliId, Outcome, RequestId};
+use super::viewers::ViewerId;
 
 /// One instruction for the IO layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -53,6 +54,19 @@ pub enum Effect {
     ShowPrompt { session: CliId, request: RequestId },
     /// The owning CLI gives its terminal back to the sandbox session.
     ReturnTerminal { session: CliId },
+    /// Show a pending escalation prompt to a viewer that sees it (attached to the owning
+    /// session, or a control centre).
+    OfferPrompt {
+        viewer: ViewerId,
+        request: RequestId,
+    },
+    /// The prompt is decided, timed out, cancelled or gone: withdraw it from every viewer
+    /// still showing it (first decision wins).
+    WithdrawPrompt { request: RequestId },
+    /// Start streaming a session's screen to a viewer that attached.
+    AttachViewer { viewer: ViewerId, session: CliId },
+    /// Stop streaming to a viewer (it detached, its session ended, or the Domain goes).
+    DetachViewer { viewer: ViewerId },
     /// Run the approved argument vector (the edited one if `edited`) without a shell (SR-8).
     RunHostCommand { request: RequestId, edited: bool },
     /// Write the Escalation Result for the Escalation Client of the owning session (OR-2).

@@ -1,19 +1,21 @@
 //! Host Escalation transitions of the coordinator core (spec §3.6; TLA+ `Submit` … `Deliver`).
 //!
-//! authenticate → correlate → auto-approve, or prompt → approve / edit / deny / timeout →
+//! authenticate → correlate → auto-approve, or prompt → approve / edit / deny / timeout (in
+//! [`super::prompt`]) →
 //! execute at most once → Escalation Result delivered to the owning session only, or the
 //! session disconnects first (OR-2). Nothing executes without developer approval or an exact
 //! auto-approval rule match (SR-7, SR-8).
 
 use super::core::{require, Reason};
 use super::effect::Effect;
+use super::prompt::release_terminal;
 use super::state::{Approval, CliId, CliStatus, Outcome, Phase, Request, RequestId};
 use super::state::{RequestState, State};
 
 type Step = Result<Vec<Effect>, Reason>;
 
 /// The request `id`, which must be in a state accepted by `ok`.
-fn request_in(
+pub(super) fn request_in(
     s: &mut State,
     id: RequestId,
     ok: impl Fn(RequestState) -> bool,
@@ -24,18 +26,26 @@ fn request_in(
     }
 }
 
-fn request_at(s: &mut State, id: RequestId, state: RequestState) -> Result<&mut Request, Reason> {
+pub(super) fn request_at(
+    s: &mut State,
+    id: RequestId,
+    state: RequestState,
+) -> Result<&mut Request, Reason> {
     request_in(s, id, |st| st == state)
 }
 
 /// Drops every accepted request whose owner satisfies `owned`: its session disconnected.
-/// Running host processes are terminated (OR-3); prompts vanish with their session.
+/// Running host processes are terminated (OR-3); prompts are withdrawn with their session.
 pub(super) fn drop_owned_by(s: &mut State, owned: impl Fn(CliId) -> bool) -> Vec<Effect> {
     let mut effects = Vec::new();
     for (&id, r) in s.requests.iter_mut() {
         if r.state.is_active() && owned(r.owner) {
-            if r.state == RequestState::Executing {
-                effects.push(Effect::TerminateHostProcess { request: id });
+            match r.state {
+                RequestState::Executing => {
+                    effects.push(Effect::TerminateHostProcess { request: id })
+                }
+                RequestState::Prompting => effects.push(Effect::WithdrawPrompt { request: id }),
+                _ => {}
             }
             r.state = RequestState::Dropped;
         }
@@ -83,6 +93,9 @@ pub(super) fn submit(
             outcome: Outcome::None,
             execs: 0,
             delivered_to: None,
+            decided_by: None,
+            decisions: 0,
+            decider_saw: false,
         },
     );
     Ok(Vec::new())
@@ -139,95 +152,6 @@ pub(super) fn auto_approve(s: &mut State, id: RequestId) -> Step {
     Ok(Vec::new())
 }
 
-/// TLA+ `Prompt(r)`: the owning CLI takes its terminal from the sandbox session.
-pub(super) fn prompt(s: &mut State, id: RequestId) -> Step {
-    let r = *request_at(s, id, RequestState::Correlated)?;
-    require(!r.rule_match, Reason::RuleMatches(id))?;
-    let owner_status = s.cli_status(r.owner);
-    let cli = match s.clis.get_mut(&r.owner) {
-        Some(c) if c.status == CliStatus::Registered => c,
-        _ => return Err(Reason::CliState(r.owner, owner_status)),
-    };
-    if let Some(busy) = cli.terminal {
-        return Err(Reason::TerminalBusy(r.owner, busy));
-    }
-    cli.terminal = Some(id);
-    request_at(s, id, RequestState::Correlated)?.state = RequestState::Prompting;
-    Ok(vec![Effect::ShowPrompt {
-        session: r.owner,
-        request: id,
-    }])
-}
-
-/// TLA+ `Decide(r, st, appr, out)`: a decision returns the terminal to the sandbox session.
-fn decide(
-    s: &mut State,
-    id: RequestId,
-    state: RequestState,
-    approval: Approval,
-    outcome: Outcome,
-) -> Step {
-    let r = request_at(s, id, RequestState::Prompting)?;
-    r.state = state;
-    r.approval = approval;
-    r.outcome = outcome;
-    let owner = r.owner;
-    release_terminal(s, owner, id);
-    Ok(vec![Effect::ReturnTerminal { session: owner }])
-}
-
-fn release_terminal(s: &mut State, owner: CliId, id: RequestId) {
-    if let Some(c) = s.clis.get_mut(&owner) {
-        if c.terminal == Some(id) {
-            c.terminal = None;
-        }
-    }
-}
-
-/// TLA+ `Approve(r)`.
-pub(super) fn approve(s: &mut State, id: RequestId) -> Step {
-    decide(
-        s,
-        id,
-        RequestState::Approved,
-        Approval::Developer,
-        Outcome::None,
-    )
-}
-
-/// TLA+ `Edit(r)`: the developer's edited argument vector is what is approved.
-pub(super) fn edit(s: &mut State, id: RequestId) -> Step {
-    decide(
-        s,
-        id,
-        RequestState::Approved,
-        Approval::Edited,
-        Outcome::None,
-    )
-}
-
-/// TLA+ `Deny(r)`.
-pub(super) fn deny(s: &mut State, id: RequestId) -> Step {
-    decide(
-        s,
-        id,
-        RequestState::Resolved,
-        Approval::None,
-        Outcome::Denied,
-    )
-}
-
-/// TLA+ `Timeout(r)`.
-pub(super) fn timeout(s: &mut State, id: RequestId) -> Step {
-    decide(
-        s,
-        id,
-        RequestState::Resolved,
-        Approval::None,
-        Outcome::Timeout,
-    )
-}
-
 /// TLA+ `Execute(r)`: runs the approved argument vector, once.
 pub(super) fn execute(s: &mut State, id: RequestId) -> Step {
     let r = request_at(s, id, RequestState::Approved)?;
@@ -259,6 +183,7 @@ pub(super) fn cancel(s: &mut State, id: RequestId) -> Step {
     match was {
         RequestState::Prompting => {
             release_terminal(s, owner, id);
+            effects.push(Effect::WithdrawPrompt { request: id });
             effects.push(Effect::ReturnTerminal { session: owner });
         }
         RequestState::Executing => effects.push(Effect::TerminateHostProcess { request: id }),

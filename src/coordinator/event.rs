@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::state::{CliId, RequestId};
+use super::viewers::ViewerId;
 
 /// An action of the Domain protocol, as observed or decided by the Session Coordinator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -50,6 +51,14 @@ pub enum Event {
     /// Everything is stopped: the coordinator exits, the Domain is absent.
     ReachAbsent,
 
+    // --- Viewers of coordinator-owned sessions (issue #14) ---
+    /// A detached viewer (a TUI pane, `lazaret attach`) attaches to a registered session.
+    Attach { viewer: ViewerId, cli: CliId },
+    /// A detached viewer becomes a control centre: it sees every session's prompts.
+    Watch { viewer: ViewerId },
+    /// A viewer detaches, or its connection or terminal is gone (SIGHUP); the session runs on.
+    Detach { viewer: ViewerId },
+
     // --- Host Escalation (spec §3.6) ---
     /// A request appears in the Escalation Mailbox naming a Client Session. The IO layer has
     /// checked its Session Anchor signature and matched its argument vector against the
@@ -68,14 +77,29 @@ pub enum Event {
     Correlate { request: RequestId },
     /// An exact auto-approval rule match authorizes the request (SR-7, SR-8).
     AutoApprove { request: RequestId },
-    /// The owning CLI takes its terminal from the sandbox session and asks the developer.
+    /// The owning session shows the prompt: on its own terminal, if it has one, and to every
+    /// viewer that sees it. A detached session's prompt waits (until its deadline).
     Prompt { request: RequestId },
-    /// The developer approves the request as submitted.
-    Approve { request: RequestId },
-    /// The developer edits the argument vector and approves the edited one.
-    Edit { request: RequestId },
-    /// The developer denies the request.
-    Deny { request: RequestId },
+    /// The developer approves the request as submitted. `by`: the viewer that decided, or
+    /// `None` for the session's own terminal (a direct `lazaret run`). The first decision wins.
+    Approve {
+        request: RequestId,
+        #[serde(default)]
+        by: Option<ViewerId>,
+    },
+    /// The developer edits the argument vector and approves the edited one (`by` as in
+    /// `Approve`).
+    Edit {
+        request: RequestId,
+        #[serde(default)]
+        by: Option<ViewerId>,
+    },
+    /// The developer denies the request (`by` as in `Approve`).
+    Deny {
+        request: RequestId,
+        #[serde(default)]
+        by: Option<ViewerId>,
+    },
     /// The prompt reaches its deadline.
     Timeout { request: RequestId },
     /// Run the approved argument vector on the host, without a shell (SR-8).
@@ -109,6 +133,9 @@ impl Event {
             Event::StopSidecar => "StopSidecar",
             Event::UnmountStateAnchor => "UnmountStateAnchor",
             Event::ReachAbsent => "ReachAbsent",
+            Event::Attach { .. } => "Attach",
+            Event::Watch { .. } => "Watch",
+            Event::Detach { .. } => "Detach",
             Event::Submit { .. } => "Submit",
             Event::Authenticate { .. } => "Authenticate",
             Event::Reject { .. } => "Reject",

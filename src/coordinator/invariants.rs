@@ -3,7 +3,8 @@
 //! Same names as the TLA+ operators. stateright checks them over every reachable state of the
 //! core (`core_model`), and trace replay checks them after every recorded step.
 
-use super::state::{Approval, CliStatus, Phase, RequestState, State};
+use super::state::{Approval, CliStatus, Outcome, Phase, RequestState, State};
+use super::viewers::View;
 
 /// A named safety invariant.
 pub type Invariant = (&'static str, fn(&State) -> bool);
@@ -22,6 +23,11 @@ pub const INVARIANTS: &[Invariant] = &[
     ("BindingPreserved", binding_preserved),
     ("ResultsToOwner", results_to_owner),
     ("TerminalSingleOwner", terminal_single_owner),
+    ("ViewsOnlyLiveSessions", views_only_live_sessions),
+    ("DetachedSessionsKeepDomain", detached_sessions_keep_domain),
+    ("DecidedOnce", decided_once),
+    ("DecidedBySeer", decided_by_seer),
+    ("DecisionAttributed", decision_attributed),
 ];
 
 /// The name of the first invariant `state` violates, if any.
@@ -131,4 +137,44 @@ pub fn terminal_single_owner(s: &State) -> bool {
             || s.clis.get(&r.owner).is_some_and(|c| c.terminal == Some(id))
     });
     terminals_ok && prompts_ok
+}
+
+/// Viewers view only registered sessions; control centres only a ready Domain.
+pub fn views_only_live_sessions(s: &State) -> bool {
+    s.viewers.values().all(|view| match *view {
+        View::Session(c) => s.cli_status(c) == Some(CliStatus::Registered),
+        View::Centre => s.phase == Phase::Ready,
+    })
+}
+
+/// FR-6: a detached session (no viewer attached) still keeps its Domain ready.
+pub fn detached_sessions_keep_domain(s: &State) -> bool {
+    let detached = s
+        .sessions()
+        .any(|c| !s.viewers.values().any(|v| *v == View::Session(c)));
+    !detached || (s.phase == Phase::Ready && s.published && s.sandbox)
+}
+
+/// First decision wins: a prompt is decided at most once (a viewer, the session's own
+/// terminal or the deadline), and who decided stays.
+pub fn decided_once(s: &State) -> bool {
+    s.requests
+        .values()
+        .all(|r| r.decisions <= 1 && (r.decided_by.is_none() || r.decisions == 1))
+}
+
+/// The decider could see the prompt when it decided (history `decider_saw`).
+pub fn decided_by_seer(s: &State) -> bool {
+    s.requests
+        .values()
+        .all(|r| r.decided_by.is_none() || r.decider_saw)
+}
+
+/// FR-5: every developer decision names who made it.
+pub fn decision_attributed(s: &State) -> bool {
+    s.requests.values().all(|r| {
+        let by_developer = matches!(r.approval, Approval::Developer | Approval::Edited)
+            || r.outcome == Outcome::Denied;
+        !by_developer || r.decided_by.is_some()
+    })
 }

@@ -9,6 +9,7 @@ use super::core::{require, Reason};
 use super::effect::Effect;
 use super::escalation::{drop_owned_by, reject_submitted};
 use super::state::{Cli, CliId, CliStatus, Phase, State};
+use super::viewers::{detach_where, View};
 
 type Step = Result<Vec<Effect>, Reason>;
 
@@ -149,10 +150,13 @@ pub(super) fn cancel_join(s: &mut State, cli: CliId) -> Step {
     Ok(Vec::new())
 }
 
-/// TLA+ `Leave(c)`: drops the session's requests, terminating their host processes.
+/// TLA+ `Leave(c)`: the session ends (its process exited, or a client ended it). Drops its
+/// requests, terminating their host processes, and detaches every viewer attached to it
+/// (control centres stay). The only way a registered session ends, besides `Fail`.
 pub(super) fn leave(s: &mut State, cli: CliId) -> Step {
     check_cli(s, cli, CliStatus::Registered)?;
     let mut effects = drop_owned_by(s, |owner| owner == cli);
+    effects.extend(detach_where(s, |view| view == View::Session(cli)));
     if let Some(c) = s.clis.get_mut(&cli) {
         c.status = CliStatus::Left;
         c.terminal = None;
@@ -161,13 +165,15 @@ pub(super) fn leave(s: &mut State, cli: CliId) -> Step {
     Ok(effects)
 }
 
-/// TLA+ `BeginTeardown` (FR-6): publication is withdrawn first so nobody joins a dying Domain.
+/// TLA+ `BeginTeardown` (FR-6): no session remains, detached ones included. Publication is
+/// withdrawn first so nobody joins a dying Domain; control centres are disconnected.
 pub(super) fn begin_teardown(s: &mut State) -> Step {
     require_phase(s, s.phase == Phase::Ready)?;
     let in_use = s.sessions().next().is_some() || s.joining().next().is_some();
     require(!in_use, Reason::DomainInUse)?;
     s.phase = Phase::Draining;
     let mut effects = withdraw(s);
+    effects.extend(detach_where(s, |_| true));
     effects.extend(reject_submitted(s));
     Ok(effects)
 }
@@ -193,6 +199,7 @@ pub(super) fn fail(s: &mut State) -> Step {
     )?;
     s.phase = Phase::Failed;
     let mut effects = withdraw(s);
+    effects.extend(detach_where(s, |_| true));
     for (&id, c) in s.clis.iter_mut() {
         c.terminal = None;
         match c.status {

@@ -18,17 +18,23 @@ pub mod launch;
 mod lifecycle;
 pub mod local;
 pub mod paths;
+mod prompt;
 pub mod registry;
 pub mod server;
 pub mod session_api;
 pub mod state;
 pub mod status;
 pub mod trace;
+pub mod viewers;
 
 #[cfg(test)]
 mod core_model;
 #[cfg(test)]
+mod core_mutants;
+#[cfg(test)]
 mod core_tests;
+#[cfg(test)]
+mod viewers_tests;
 
 use crate::domain::layout::Layout;
 use crate::domain::Domain;

@@ -5,6 +5,7 @@
 use super::core::Rejected;
 use super::event::Event;
 use super::state::{CliId, State};
+use super::viewers::ViewerId;
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
@@ -13,6 +14,7 @@ pub struct Registry {
     state: State,
     trace: Option<File>,
     next_cli: u64,
+    next_viewer: u64,
     /// The startup leader's Client CLI, not yet matched to a connection.
     leader: Option<CliId>,
 }
@@ -29,6 +31,7 @@ impl Registry {
             state: State::new(),
             trace,
             next_cli: 1,
+            next_viewer: 1,
             leader: None,
         }
     }
@@ -66,6 +69,14 @@ impl Registry {
     fn fresh_cli(&mut self) -> CliId {
         let id = CliId(self.next_cli);
         self.next_cli += 1;
+        id
+    }
+
+    /// A fresh Viewer ID for a client connection that will attach to sessions or watch the
+    /// Domain (`Event::Attach`, `Event::Watch`). No event: a new viewer is detached.
+    pub fn connect_viewer(&mut self) -> ViewerId {
+        let id = ViewerId(self.next_viewer);
+        self.next_viewer += 1;
         id
     }
 

@@ -11,8 +11,9 @@
 //! | `published`   | [`State::published`]                                   |
 //! | `trust`       | [`State::trust`] (Trust Anchor material valid)         |
 //! | `cli[c]`      | [`Cli::status`]; a Client CLI ID absent from the map is `"idle"` |
-//! | `term[c]`     | [`Cli::terminal`]; `None` is `NoReq` (sandbox session owns it) |
+//! | `term[c]`     | [`Cli::terminal`]; `None` is `NoReq` (no prompt shown)  |
 //! | `req[r]`      | [`Request`]; an Escalation Request ID absent from the map is `"none"` |
+//! | `view[v]`     | [`State::viewers`]; a viewer absent from the map is detached (`NoCli`) |
 //!
 //! A Client CLI stands for its Client Session: [`CliStatus::Registered`] is the registration
 //! binding of the Client CLI ID to its Session ID and Session Anchor (FR-10).
@@ -21,6 +22,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
+
+use super::viewers::{Decider, View, ViewerId};
 
 /// Client CLI ID: names one host Lazaret CLI process and its Client Session.
 ///
@@ -116,8 +119,9 @@ pub struct Cli {
     pub status: CliStatus,
     /// TLA+ `leader[c]`: won the lifecycle lock and runs the Session Coordinator.
     pub leader: bool,
-    /// TLA+ `term[c]`: the escalation prompt owning this CLI's terminal, if any; `None` means
-    /// the terminal belongs to the sandbox session.
+    /// TLA+ `term[c]`: the escalation prompt this session shows (on its own terminal, if it
+    /// has one, and to its viewers), if any: one prompt per session at a time. `None`: the
+    /// terminal belongs to the sandbox session.
     pub terminal: Option<RequestId>,
 }
 
@@ -134,7 +138,8 @@ pub enum RequestState {
     Accepted,
     /// Correlated to its owning Client Session (FR-5).
     Correlated,
-    /// The owning CLI's terminal shows the prompt.
+    /// The session shows the prompt (own terminal, viewers, control centres) and waits for the
+    /// first decision or the deadline; no viewer is needed.
     Prompting,
     /// Authorized by the developer or an auto-approval rule (SR-7); not a result.
     Approved,
@@ -217,6 +222,16 @@ pub struct Request {
     pub execs: u8,
     /// The session the Escalation Result was delivered to (TLA+ `to`).
     pub delivered_to: Option<CliId>,
+    /// Who decided the prompt (TLA+ `by`; `None`: nobody, or the deadline). FR-5.
+    #[serde(default)]
+    pub decided_by: Option<Decider>,
+    /// How many decisions took effect, the deadline included (TLA+ `decisions`; must stay
+    /// ≤ 1: the first decision wins).
+    #[serde(default)]
+    pub decisions: u8,
+    /// History (TLA+ `seen`): the decider could see the prompt when it decided.
+    #[serde(default)]
+    pub decider_saw: bool,
 }
 
 /// The Session Coordinator's view of one Domain (all TLA+ variables).
@@ -240,6 +255,9 @@ pub struct State {
     pub clis: BTreeMap<CliId, Cli>,
     /// Escalation requests seen, by Escalation Request ID.
     pub requests: BTreeMap<RequestId, Request>,
+    /// Attached viewers and control centres, by Viewer ID (absent: detached).
+    #[serde(default)]
+    pub viewers: BTreeMap<ViewerId, View>,
 }
 
 impl State {

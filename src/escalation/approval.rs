@@ -145,7 +145,7 @@ fn decided(engine: &Engine, p: &Pending<'_>, decision: Decision) -> Verdict {
     let request = p.model;
     let asked = &p.req.body.argv;
     if let Err(e) = decision.validate() {
-        engine.escalation_step(Event::Deny { request });
+        engine.escalation_step(Event::Deny { request, by: None });
         return Verdict::End(
             Outcome::Denied,
             format!("the edited command is invalid: {e}"),
@@ -153,7 +153,7 @@ fn decided(engine: &Engine, p: &Pending<'_>, decision: Decision) -> Verdict {
     }
     match decision {
         Decision::Approve {} => {
-            engine.escalation_step(Event::Approve { request });
+            engine.escalation_step(Event::Approve { request, by: None });
             Verdict::Run {
                 argv: asked.clone(),
                 edited: false,
@@ -162,15 +162,15 @@ fn decided(engine: &Engine, p: &Pending<'_>, decision: Decision) -> Verdict {
         Decision::Edit { argv } => {
             let edited = argv != *asked;
             let event = if edited {
-                Event::Edit { request }
+                Event::Edit { request, by: None }
             } else {
-                Event::Approve { request }
+                Event::Approve { request, by: None }
             };
             engine.escalation_step(event);
             Verdict::Run { argv, edited }
         }
         Decision::Deny {} => {
-            engine.escalation_step(Event::Deny { request });
+            engine.escalation_step(Event::Deny { request, by: None });
             Verdict::End(Outcome::Denied, "the developer denied it".into())
         }
     }
