@@ -235,7 +235,9 @@ fn two_panes_escalations_from_the_panel_and_no_injection() {
     // nothing of either Domain is left.
     tmux.key("t", "C-b");
     tmux.keys("t", "q");
-    tmux.wait_screen("t", "the quit question", |s| s.contains("e ends this TUI's sessions"));
+    tmux.wait_screen("t", "the quit question", |s| {
+        s.contains("e ends this TUI's sessions")
+    });
     tmux.keys("t", "e");
     tmux.wait_screen("t", "the host shell", |s| s.trim_end().ends_with("host$"));
     let emitted = std::fs::read(&typescript).expect("the recorded TUI output");

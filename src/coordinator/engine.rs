@@ -264,6 +264,12 @@ impl Engine {
             .unwrap_or_default()
     }
 
+    /// Records a viewer step of the protocol core (attach, watch, detach); false when the
+    /// model does not allow it now (e.g. the session already left).
+    pub fn viewer_step(&self, event: Event) -> bool {
+        self.registry().record_quiet(event).is_ok()
+    }
+
     /// Takes a Host Escalation step of the protocol core (recorded in the trace). A step the
     /// model does not allow is refused and returns false — e.g. when the session has left and
     /// its requests were dropped with it.

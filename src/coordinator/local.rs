@@ -91,7 +91,7 @@ impl DomainSession for LocalSession {
                     Some((request_id, decision)) = answers.recv() => {
                         open.answered(&request_id);
                         if let (Some(reply), Some(decision)) = (replies.remove(&request_id), decision) {
-                            let _ = reply.send(decision);
+                            let _ = reply.send(crate::escalation::routing::Decided::own(decision));
                         }
                     }
                     changed = shutdown.changed() => {

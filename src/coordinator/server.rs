@@ -6,7 +6,6 @@ use super::engine::Engine;
 use crate::escalation::routing::{PromptEvent, PromptReceiver};
 use anyhow::Context;
 use lazaret_protocol::enrollment::{EnrollRequest, EnrollResponse};
-use lazaret_protocol::escalation::Decision;
 use lazaret_protocol::framing::{self, FrameError};
 use lazaret_protocol::messages::{
     self, ClientMessage, CoordinatorMessage, RefusalCode, SUPPORTED_VERSIONS,
@@ -225,7 +224,7 @@ enum Ended {
 struct Prompts {
     events: PromptReceiver,
     /// Prompts sent and not answered yet: where each answer goes.
-    waiting: HashMap<String, std::sync::mpsc::Sender<Decision>>,
+    waiting: HashMap<String, std::sync::mpsc::Sender<crate::escalation::routing::Decided>>,
 }
 
 /// Answers the session's requests until it leaves, disconnects, or the Domain shuts down.
@@ -273,7 +272,7 @@ async fn session_loop(
                     match prompts.waiting.remove(&request_id) {
                         Some(reply) => {
                             tracing::info!(request = %request_id, ?decision, "developer decided");
-                            let _ = reply.send(decision);
+                            let _ = reply.send(crate::escalation::routing::Decided::own(decision));
                         }
                         // Withdrawn in the meantime, or never asked: nothing to decide.
                         None => tracing::info!(request = %request_id, "late or unknown escalation decision ignored"),

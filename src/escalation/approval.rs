@@ -3,7 +3,7 @@
 //! within the request's deadline. Every step is a step of the protocol core (TLA+ `AutoApprove`,
 //! `Prompt`, `Approve`, `Edit`, `Deny`, `Timeout`, `Cancel`), so the trace shows it.
 
-use super::routing::PromptEvent;
+use super::routing::{Decided, PromptEvent};
 use crate::coordinator::engine::{Engine, SessionKeys};
 use crate::coordinator::event::Event;
 use crate::coordinator::state::RequestId;
@@ -111,7 +111,7 @@ pub fn decide(engine: &Engine, p: &Pending<'_>) -> Verdict {
     loop {
         let left = p.deadline.saturating_duration_since(Instant::now());
         match answer.recv_timeout(left.min(TICK)) {
-            Ok(decision) => return decided(engine, p, decision),
+            Ok(d) => return decided(engine, p, d),
             Err(RecvTimeoutError::Disconnected) => {
                 step(Event::Cancel { request });
                 return Verdict::End(
@@ -141,11 +141,12 @@ pub fn decide(engine: &Engine, p: &Pending<'_>) -> Verdict {
     }
 }
 
-fn decided(engine: &Engine, p: &Pending<'_>, decision: Decision) -> Verdict {
+fn decided(engine: &Engine, p: &Pending<'_>, decided: Decided) -> Verdict {
     let request = p.model;
+    let Decided { decision, by } = decided;
     let asked = &p.req.body.argv;
     if let Err(e) = decision.validate() {
-        engine.escalation_step(Event::Deny { request, by: None });
+        engine.escalation_step(Event::Deny { request, by });
         return Verdict::End(
             Outcome::Denied,
             format!("the edited command is invalid: {e}"),
@@ -153,7 +154,7 @@ fn decided(engine: &Engine, p: &Pending<'_>, decision: Decision) -> Verdict {
     }
     match decision {
         Decision::Approve {} => {
-            engine.escalation_step(Event::Approve { request, by: None });
+            engine.escalation_step(Event::Approve { request, by });
             Verdict::Run {
                 argv: asked.clone(),
                 edited: false,
@@ -162,15 +163,15 @@ fn decided(engine: &Engine, p: &Pending<'_>, decision: Decision) -> Verdict {
         Decision::Edit { argv } => {
             let edited = argv != *asked;
             let event = if edited {
-                Event::Edit { request, by: None }
+                Event::Edit { request, by }
             } else {
-                Event::Approve { request, by: None }
+                Event::Approve { request, by }
             };
             engine.escalation_step(event);
             Verdict::Run { argv, edited }
         }
         Decision::Deny {} => {
-            engine.escalation_step(Event::Deny { request, by: None });
+            engine.escalation_step(Event::Deny { request, by });
             Verdict::End(Outcome::Denied, "the developer denied it".into())
         }
     }

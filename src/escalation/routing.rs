@@ -6,13 +6,28 @@
 use lazaret_protocol::escalation::{Decision, EscalationPrompt};
 use tokio::sync::mpsc;
 
+/// A decision and who made it: `by` is None for the session's own terminal (a direct `lazaret
+/// run`), else the viewer (an attached client or a control centre) whose decision won (FR-5).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decided {
+    pub decision: Decision,
+    pub by: Option<crate::coordinator::viewers::ViewerId>,
+}
+
+impl Decided {
+    /// A decision of the session's own terminal.
+    pub fn own(decision: Decision) -> Decided {
+        Decided { decision, by: None }
+    }
+}
+
 /// What the coordinator tells a session's terminal.
 #[derive(Debug)]
 pub enum PromptEvent {
     /// Ask the developer; the answer goes to `reply` (dropped unanswered: the session is gone).
     Ask {
         prompt: EscalationPrompt,
-        reply: std::sync::mpsc::Sender<Decision>,
+        reply: std::sync::mpsc::Sender<Decided>,
     },
     /// The prompt for `request_id` needs no answer any more.
     Withdraw { request_id: String, reason: String },

@@ -11,7 +11,10 @@ pub mod session;
 pub mod viewer;
 
 use super::engine::Engine;
+use super::event::Event;
+use super::viewers::ViewerId;
 use crate::domain::Domain;
+use crate::escalation::routing::Decided;
 use crate::escalation::routing::PromptEvent;
 use crate::profile::AgentProfile;
 use lazaret_protocol::escalation::Decision;
@@ -41,7 +44,10 @@ struct Viewer {
     label: String,
     client: ComponentId,
     out: OutboundSender,
-    centre: bool,
+    /// Its viewer in the protocol model as a control centre (TLA+ `Watch`).
+    centre: Option<ViewerId>,
+    /// Its viewers in the protocol model, one per attached session (TLA+ `Attach`).
+    models: HashMap<String, ViewerId>,
     /// Channel → session it carries.
     channels: HashMap<u32, String>,
     next_channel: u32,
@@ -93,7 +99,8 @@ impl SessionHost {
                 label: label.to_owned(),
                 client,
                 out,
-                centre: false,
+                centre: None,
+                models: HashMap::new(),
                 channels: HashMap::new(),
                 next_channel: 1,
             },
@@ -115,6 +122,9 @@ impl SessionHost {
             }
         }
         lock(&self.board).forget(key, None);
+        for viewer in v.models.values().chain(v.centre.iter()) {
+            self.engine.viewer_step(Event::Detach { viewer: *viewer });
+        }
         tracing::info!(client = %v.client, label = %v.label, "client disconnected");
     }
 
@@ -217,9 +227,19 @@ impl SessionHost {
         history: usize,
     ) -> Result<(), String> {
         let session = self.running(id.as_str())?;
+        let viewer = self.engine.registry().connect_viewer();
         let attachment = {
             let mut viewers = lock(&self.viewers);
             let v = viewers.get_mut(&key).ok_or("the client is gone")?;
+            if let Some(old) = v.models.remove(id.as_str()) {
+                self.engine.viewer_step(Event::Detach { viewer: old });
+            }
+            if self.engine.viewer_step(Event::Attach {
+                viewer,
+                cli: session.cli,
+            }) {
+                v.models.insert(id.as_str().to_owned(), viewer);
+            }
             // One channel per session per client: a second attach replaces the first.
             v.channels.retain(|_, s| s != id.as_str());
             let channel = v.next_channel;
@@ -249,6 +269,9 @@ impl SessionHost {
     pub fn detach(&self, key: ViewerKey, id: &SessionId) -> bool {
         if let Some(v) = lock(&self.viewers).get_mut(&key) {
             v.channels.retain(|_, s| s != id.as_str());
+            if let Some(viewer) = v.models.remove(id.as_str()) {
+                self.engine.viewer_step(Event::Detach { viewer });
+            }
         }
         lock(&self.board).forget(key, Some(id.as_str()));
         let session = lock(&self.sessions).get(id.as_str()).cloned();
@@ -321,7 +344,12 @@ impl SessionHost {
             let Some(v) = viewers.get_mut(&key) else {
                 return;
             };
-            v.centre = true;
+            if v.centre.is_none() {
+                let viewer = self.engine.registry().connect_viewer();
+                if self.engine.viewer_step(Event::Watch { viewer }) {
+                    v.centre = Some(viewer);
+                }
+            }
             v.out.clone()
         };
         lock(&self.board).offer_waiting(None, key, &out);
@@ -330,7 +358,20 @@ impl SessionHost {
     /// A client's decision on an escalation prompt: the first one offered the prompt wins.
     pub fn decide(&self, key: ViewerKey, request_id: &str, decision: Decision) {
         let by = self.describe(key);
-        match lock(&self.board).decide(request_id, key, &by, decision.clone()) {
+        // Who decides in the protocol model: the client's attachment to the request's session,
+        // else the client as a control centre.
+        let session = lock(&self.board).session_of(request_id);
+        let viewer = lock(&self.viewers).get(&key).and_then(|v| {
+            session
+                .as_ref()
+                .and_then(|s| v.models.get(s).copied())
+                .or(v.centre)
+        });
+        let decided = Decided {
+            decision: decision.clone(),
+            by: viewer,
+        };
+        match lock(&self.board).decide(request_id, key, &by, decided) {
             Ok(()) => tracing::info!(request = %request_id, ?decision, %by, "developer decided"),
             Err(why) => {
                 tracing::info!(request = %request_id, ?why, %by, "escalation decision not taken")
@@ -356,6 +397,11 @@ impl SessionHost {
         let id = session.id.as_str().to_owned();
         tracing::info!(session = %id, exit = ?session.exit(), "coordinator-owned session ended");
         lock(&self.sessions).remove(&id);
+        // The model's Leave detaches the session's viewers by itself.
+        for v in lock(&self.viewers).values_mut() {
+            v.models.remove(&id);
+            v.channels.retain(|_, s| *s != id);
+        }
         if let Some((stop, watcher)) = lock(&self.watchers).remove(&id) {
             stop.store(true, std::sync::atomic::Ordering::SeqCst);
             watcher.thread().unpark();
@@ -388,7 +434,7 @@ impl SessionHost {
                             to.extend(s.attachments().into_iter().map(|a| (a.viewer, a.out)));
                         }
                         for (k, v) in lock(&me.viewers).iter() {
-                            if v.centre && !to.iter().any(|(t, _)| t == k) {
+                            if v.centre.is_some() && !to.iter().any(|(t, _)| t == k) {
                                 to.push((*k, v.out.clone()));
                             }
                         }

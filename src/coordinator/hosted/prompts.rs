@@ -4,7 +4,8 @@
 //! decision wins; the prompt is withdrawn from every other client, and who decided is logged.
 
 use super::viewer::{Outbound, OutboundSender, ViewerKey};
-use lazaret_protocol::escalation::{Decision, EscalationPrompt};
+use crate::escalation::routing::Decided;
+use lazaret_protocol::escalation::EscalationPrompt;
 use lazaret_protocol::messages::CoordinatorMessage;
 use std::collections::HashMap;
 
@@ -12,7 +13,7 @@ use std::collections::HashMap;
 struct Pending {
     session: String,
     prompt: EscalationPrompt,
-    reply: std::sync::mpsc::Sender<Decision>,
+    reply: std::sync::mpsc::Sender<Decided>,
     /// Clients it was offered to (to withdraw it from them).
     offered: HashMap<ViewerKey, OutboundSender>,
 }
@@ -37,7 +38,7 @@ impl PromptBoard {
         &mut self,
         session: &str,
         prompt: EscalationPrompt,
-        reply: std::sync::mpsc::Sender<Decision>,
+        reply: std::sync::mpsc::Sender<Decided>,
         to: Vec<(ViewerKey, OutboundSender)>,
     ) {
         let mut pending = Pending {
@@ -69,13 +70,19 @@ impl PromptBoard {
         }
     }
 
-    /// `key`'s decision: taken when it is the first and the client was offered the prompt.
+    /// The session a waiting prompt belongs to.
+    pub fn session_of(&self, request_id: &str) -> Option<String> {
+        self.pending.get(request_id).map(|p| p.session.clone())
+    }
+
+    /// `key`'s decision: taken when it is the first and the client was offered the prompt;
+    /// `viewer` is who decided in the protocol model, `by` names the client in messages.
     pub fn decide(
         &mut self,
         request_id: &str,
         key: ViewerKey,
         by: &str,
-        decision: Decision,
+        decided: Decided,
     ) -> Result<(), NotTaken> {
         let Some(p) = self.pending.get(request_id) else {
             return Err(NotTaken::Unknown);
@@ -86,7 +93,7 @@ impl PromptBoard {
         let Some(p) = self.pending.remove(request_id) else {
             return Err(NotTaken::Unknown);
         };
-        let _ = p.reply.send(decision);
+        let _ = p.reply.send(decided);
         withdraw_from(&p, Some(key), &format!("decided in another client ({by})"));
         Ok(())
     }
@@ -132,7 +139,12 @@ fn withdraw_from(p: &Pending, except: Option<ViewerKey>, reason: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lazaret_protocol::escalation::Decision;
     use tokio::sync::mpsc;
+
+    fn d(decision: Decision) -> Decided {
+        Decided { decision, by: None }
+    }
 
     fn prompt(id: &str, session: &str) -> EscalationPrompt {
         EscalationPrompt {
@@ -173,13 +185,16 @@ mod tests {
         board.ask("s1", prompt("r1", "s1"), reply, vec![(1, a), (2, b)]);
         assert_eq!(kinds(&mut ra), ["ask r1"]);
         assert_eq!(kinds(&mut rb), ["ask r1"]);
-        assert_eq!(board.decide("r1", 2, "tui c2", Decision::Deny {}), Ok(()));
         assert_eq!(
-            board.decide("r1", 1, "attach c1", Decision::Approve {}),
+            board.decide("r1", 2, "tui c2", d(Decision::Deny {})),
+            Ok(())
+        );
+        assert_eq!(
+            board.decide("r1", 1, "attach c1", d(Decision::Approve {})),
             Err(NotTaken::Unknown),
             "a second decision is not taken"
         );
-        assert_eq!(answer.try_recv(), Ok(Decision::Deny {}));
+        assert_eq!(answer.try_recv(), Ok(d(Decision::Deny {})));
         assert!(
             answer.try_recv().is_err(),
             "exactly one decision reaches the request"
@@ -201,7 +216,7 @@ mod tests {
         let (reply, answer) = std::sync::mpsc::channel();
         board.ask("s1", prompt("r1", "s1"), reply, vec![(1, a)]);
         assert_eq!(
-            board.decide("r1", 9, "x", Decision::Approve {}),
+            board.decide("r1", 9, "x", d(Decision::Approve {})),
             Err(NotTaken::NotOffered)
         );
         assert!(answer.try_recv().is_err());
@@ -222,8 +237,11 @@ mod tests {
         let (late, mut rl) = mpsc::unbounded_channel();
         board.offer_waiting(Some("s1"), 4, &late);
         assert_eq!(kinds(&mut rl), ["ask r1"]);
-        assert_eq!(board.decide("r1", 4, "tui", Decision::Approve {}), Ok(()));
-        assert_eq!(answer.try_recv(), Ok(Decision::Approve {}));
+        assert_eq!(
+            board.decide("r1", 4, "tui", d(Decision::Approve {})),
+            Ok(())
+        );
+        assert_eq!(answer.try_recv(), Ok(d(Decision::Approve {})));
     }
 
     #[test]
@@ -239,7 +257,7 @@ mod tests {
         );
         board.forget(1, Some("s1"));
         assert_eq!(
-            board.decide("r1", 1, "x", Decision::Approve {}),
+            board.decide("r1", 1, "x", d(Decision::Approve {})),
             Err(NotTaken::NotOffered)
         );
         board.ask("s1", prompt("r2", "s1"), reply, vec![(1, a)]);
