@@ -17,6 +17,7 @@ mod lifecycle;
 pub mod local;
 pub mod paths;
 pub mod registry;
+pub mod screen;
 pub mod server;
 pub mod session_api;
 pub mod state;

@@ -1,11 +1,13 @@
 //! [`ScreenSnapshot`] as terminal bytes for a fresh xterm-like terminal.
 //!
-//! The sequence: reset attributes, modes and scroll region; clear; with history, print the
-//! history lines at the bottom row so each scrolls into the terminal's scrollback (a soft-wrapped
-//! line runs on into the next instead of CR LF, so the terminal marks the wrap itself), then
-//! scroll the screen blank; switch to the alternate screen when the session is on it; draw the
-//! visible rows with absolute positioning and auto-wrap off (a row that is too wide cannot
-//! scroll the screen); set the session's modes; place and show/hide the cursor.
+//! The sequence: reset attributes, modes and scroll region; clear (ED 0 from the home position:
+//! ED 2 makes some terminals, alacritty among them, scroll the screen into their history); with
+//! history, print the history lines from the top row and line-feed until every one has scrolled
+//! into the terminal's scrollback (a soft-wrapped line runs on into the next instead of CR LF,
+//! so the terminal marks the wrap itself) and the screen is blank; switch to the alternate
+//! screen when the session is on it; draw the visible rows with absolute positioning and
+//! auto-wrap off (a row that is too wide cannot scroll the screen); set the session's modes;
+//! place the cursor and show it when it is visible.
 //!
 //! Line text goes through [`ScreenLine::items`], so only printable characters and SGR sequences
 //! reach the output, whatever the snapshot holds.
@@ -22,12 +24,12 @@ pub(super) fn render(snapshot: &ScreenSnapshot, with_history: bool) -> Vec<u8> {
     let rows = snapshot.rows.max(1);
     let mut out = Vec::with_capacity(estimate(snapshot, with_history));
     out.extend_from_slice(RESET);
-    out.extend_from_slice(b"\x1b[H\x1b[2J");
+    out.extend_from_slice(b"\x1b[H\x1b[J");
     if with_history && !snapshot.history.is_empty() {
         history(&mut out, &snapshot.history, rows);
     }
     if snapshot.modes.alt_screen {
-        out.extend_from_slice(b"\x1b[?1049h\x1b[H\x1b[2J");
+        out.extend_from_slice(b"\x1b[?1049h\x1b[H\x1b[J");
     }
     out.extend_from_slice(b"\x1b[?7l");
     for (row, line) in snapshot.lines.iter().take(usize::from(rows)).enumerate() {
@@ -58,10 +60,9 @@ fn estimate(snapshot: &ScreenSnapshot, with_history: bool) -> usize {
     256 + text(&snapshot.lines) + history
 }
 
-/// Prints `lines` at the bottom row so that every one of them ends up in the scrollback and the
-/// screen is blank afterwards.
+/// Prints `lines` from the top row (the cursor is there) so that every one of them ends up in the
+/// scrollback and the screen is blank afterwards.
 fn history(out: &mut Vec<u8>, lines: &[ScreenLine], rows: u16) {
-    let _ = write!(out, "\x1b[{rows};1H");
     let last = lines.len() - 1;
     for (i, line) in lines.iter().enumerate() {
         styled(out, line);
@@ -69,8 +70,7 @@ fn history(out: &mut Vec<u8>, lines: &[ScreenLine], rows: u16) {
             out.extend_from_slice(b"\r\n");
         }
     }
-    // The last line printed sits one row above the bottom: rows - 1 more line feeds take it and
-    // everything above it into the scrollback.
+    // rows - 1 more line feeds: the cursor reaches the bottom and every printed row scrolls off.
     for _ in 1..rows {
         out.push(b'\n');
     }

@@ -148,7 +148,7 @@ fn history_scrolls_into_scrollback_and_wraps_run_on() {
         ..ScreenSnapshot::default()
     };
     let out = String::from_utf8(snapshot.to_ansi_with_history(true)).expect("utf-8");
-    assert!(out.contains("\u{1b}[2;1Habc\u{1b}[0md\u{1b}[0m\r\ne\u{1b}[0m\r\n\n"));
+    assert!(out.contains("\u{1b}[Jabc\u{1b}[0md\u{1b}[0m\r\ne\u{1b}[0m\r\n\n"));
     assert!(!snapshot.to_ansi().windows(3).any(|w| w == b"abc"));
 }
 
