@@ -51,11 +51,32 @@ fn is_spacer(cell: &Cell) -> bool {
         .intersects(Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER)
 }
 
+/// A cell that looks like nothing: a space on the default background without visible
+/// attributes. Checked for every trailing cell of every scrolled row, hence the cheap test
+/// first (a tab's cell or a cell with combining marks counts as text).
 fn is_blank(cell: &Cell) -> bool {
-    (cell.c == ' ' || cell.c.is_control())
-        && cell.bg == DEFAULT.bg
-        && !cell.flags.intersects(VISIBLE_BLANK)
-        && cell.zerowidth().is_none()
+    (cell.c == ' ')
+        & (cell.bg == DEFAULT.bg)
+        & !cell.flags.intersects(VISIBLE_BLANK)
+        & cell.extra.is_none()
+}
+
+/// Cells up to and including the last one that is not blank. Whole blocks of blank cells are
+/// skipped with a branch-free test (most scrolled rows are short lines followed by blanks).
+fn text_end(cells: &[Cell]) -> usize {
+    const BLOCK: usize = 16;
+    let mut end = cells.len();
+    while end >= BLOCK
+        && cells[end - BLOCK..end]
+            .iter()
+            .fold(true, |all, c| all & is_blank(c))
+    {
+        end -= BLOCK;
+    }
+    cells[..end]
+        .iter()
+        .rposition(|c| !is_blank(c))
+        .map_or(0, |i| i + 1)
 }
 
 /// One row of cells as a [`ScreenLine`]; `wrapped` when its last cell carries the soft-wrap flag
@@ -67,10 +88,7 @@ pub fn encode_row(cells: &[Cell]) -> ScreenLine {
     let end = if wrapped {
         cells.len()
     } else {
-        cells
-            .iter()
-            .rposition(|c| !is_blank(c))
-            .map_or(0, |i| i + 1)
+        text_end(cells)
     };
     let mut text = String::with_capacity(end);
     let mut current = DEFAULT;
