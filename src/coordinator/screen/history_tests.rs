@@ -85,3 +85,14 @@ fn the_row_cache_is_freed_once_output_stops_scrolling() {
     assert!(calm < idle + 100_000, "{idle} {calm}");
     assert_eq!(screen.history_len(), 77);
 }
+
+#[test]
+fn the_row_cache_of_the_primary_screen_is_freed_after_the_alternate_screen() {
+    let mut screen = SessionScreen::new(24, 190, 5_000);
+    let idle = screen.heap_bytes();
+    screen.process("line\r\n".repeat(100).as_bytes());
+    screen.process(b"\x1b[?1049hfull-screen program");
+    assert!(screen.heap_bytes() > idle + 1_000 * 190 * 20);
+    screen.process(b"\x1b[?1049l");
+    assert!(screen.heap_bytes() < idle + 100_000);
+}

@@ -40,7 +40,7 @@ use std::mem::size_of;
 use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::index::Line;
 use alacritty_terminal::term::cell::Cell;
-use alacritty_terminal::term::{Config, Osc52};
+use alacritty_terminal::term::{Config, Osc52, TermMode};
 use alacritty_terminal::vte::ansi::Processor;
 use alacritty_terminal::Term;
 use lazaret_protocol::screen::ScreenSnapshot;
@@ -101,8 +101,10 @@ impl SessionScreen {
 
     /// Frees the emulator's cached history rows (about a thousand rows of full-width cells)
     /// when it holds none; the coordinator may call it when a session has been quiet a while.
+    /// (The cache belongs to the primary screen; while the alternate one is shown it stays.)
     pub fn trim(&mut self) {
-        if self.row_cache && self.term.grid().history_size() == 0 {
+        let primary = !self.term.mode().contains(TermMode::ALT_SCREEN);
+        if self.row_cache && primary && self.term.grid().history_size() == 0 {
             self.term.grid_mut().truncate();
             self.row_cache = false;
         }
