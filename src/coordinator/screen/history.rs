@@ -37,6 +37,12 @@ impl History {
                 self.text_bytes -= old.text.len();
             }
         }
+        if self.lines.len() == self.lines.capacity() {
+            // Grow by doubling but never past the limit (plain doubling would end at the next
+            // power of two: 8,192 slots for 5,000 lines).
+            let len = self.lines.len();
+            self.lines.reserve_exact(len.max(64).min(self.limit - len));
+        }
         self.text_bytes += line.text.len();
         self.lines.push_back(StoredLine {
             text: line.text.into_boxed_str(),

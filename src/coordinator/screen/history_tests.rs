@@ -96,3 +96,25 @@ fn the_row_cache_of_the_primary_screen_is_freed_after_the_alternate_screen() {
     screen.process(b"\x1b[?1049l");
     assert!(screen.heap_bytes() < idle + 100_000);
 }
+
+#[test]
+fn the_ring_holds_no_more_slots_than_lines_allowed() {
+    let mut screen = SessionScreen::new(4, 10, 5_000);
+    let rows: String = (0..6_000).map(|n| format!("{n}\r\n")).collect();
+    screen.process(rows.as_bytes());
+    assert_eq!(screen.history_len(), 5_000);
+    assert!(
+        screen.history.heap_bytes() < 5_000 * 24 + 6 * 5_000,
+        "{}",
+        screen.history.heap_bytes()
+    );
+}
+
+#[test]
+fn a_session_screen_can_move_to_another_thread() {
+    fn assert_send<T: Send + 'static>(_: &T) {}
+    let screen = SessionScreen::new(4, 10, 10);
+    assert_send(&screen);
+    let handle = std::thread::spawn(move || screen.size());
+    assert_eq!(handle.join().ok(), Some((4, 10)));
+}
