@@ -13,6 +13,7 @@
 //! - [`tls`]: rustls configurations and the [`tls::accept`] / [`tls::connect`] helpers.
 //! - [`framing`]: length-delimited JSON frames of at most [`framing::MAX_FRAME`] bytes.
 //! - [`messages`]: the version handshake and session messages.
+//! - [`screen`]: [`screen::ScreenSnapshot`], a session's terminal state for attaching clients.
 //! - [`session`]: [`SessionId`] and [`SessionAnchor`].
 //! - [`escalation`]: the signed Escalation Mailbox records (requests and results).
 
@@ -24,6 +25,7 @@ pub mod escalation;
 pub mod framing;
 pub mod identity;
 pub mod messages;
+pub mod screen;
 pub mod session;
 pub mod tls;
 

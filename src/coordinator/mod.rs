@@ -20,6 +20,7 @@ pub mod local;
 pub mod paths;
 mod prompt;
 pub mod registry;
+pub mod screen;
 pub mod server;
 pub mod session_api;
 pub mod state;

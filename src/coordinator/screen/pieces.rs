@@ -1,0 +1,89 @@
+//! Splitting program output into pieces that cannot scroll more rows than the emulator's own
+//! history holds, so that every row scrolled off the screen can be read before it is dropped.
+//!
+//! Upper bound on the rows one piece scrolls, counted per byte:
+//! - LF, VT, FF and the C1 controls IND / NEL (raw 0x84 / 0x85): one row each;
+//! - an escape sequence other than SGR (`ESC [ … m`): a whole screen (`rows`) — ESC D/E/M, CSI S,
+//!   ED 2 (alacritty scrolls the non-blank screen into history), RIS and any sequence not
+//!   recognised here count the same;
+//! - auto-wrap: at most one row per `cols` bytes of the piece (every cell takes at least a byte).
+//!
+//! CSI S asks for at most a screen; an escape whose end lies beyond the chunk counts as a screen.
+//! The count over-estimates (CUP counts as a screen), which only makes pieces smaller.
+
+/// Rows one piece may scroll at most; the emulator's history must hold at least this many more
+/// than a whole screen.
+pub const PIECE_SCROLL_BUDGET: usize = 400;
+
+/// Length of the first piece of `bytes`: the longest prefix whose scroll bound stays within
+/// [`PIECE_SCROLL_BUDGET`] (at least one byte, so that any screen size progresses).
+pub fn piece_len(bytes: &[u8], rows: usize, cols: usize) -> usize {
+    let rows = rows.max(1);
+    let cols = cols.max(1);
+    let mut units = 0usize;
+    let mut i = 0;
+    while i < bytes.len() {
+        let (cost, len) = match bytes[i] {
+            b'\n' | 0x0b | 0x0c | 0x84 | 0x85 => (1, 1),
+            0x1b => escape(&bytes[i..], rows),
+            _ => (0, 1),
+        };
+        let wraps = (i + len) / cols;
+        if i > 0 && units + cost + wraps > PIECE_SCROLL_BUDGET {
+            return i;
+        }
+        units += cost;
+        i += len;
+    }
+    bytes.len()
+}
+
+/// Cost and length of the escape at the start of `bytes` (which starts with ESC): an SGR that is
+/// complete in `bytes` costs nothing; anything else costs a screen and is taken as the ESC alone.
+fn escape(bytes: &[u8], rows: usize) -> (usize, usize) {
+    if bytes.get(1) == Some(&b'[') {
+        let params = bytes[2..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit() || **b == b';' || **b == b':')
+            .count();
+        if bytes.get(2 + params) == Some(&b'm') {
+            return (0, 3 + params);
+        }
+    }
+    (rows, 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_feeds_are_counted() {
+        let lines = b"1\n".repeat(1000);
+        let n = piece_len(&lines, 24, 80);
+        // 400 line feeds, plus at most 2 rows of wrapping (1 byte per row of 80 bytes).
+        let feeds = lines[..n].iter().filter(|b| **b == b'\n').count();
+        assert!((390..=PIECE_SCROLL_BUDGET).contains(&feeds), "{feeds}");
+    }
+
+    #[test]
+    fn sgr_is_free_other_escapes_cost_a_screen() {
+        let sgr = b"\x1b[1;31mx\x1b[0m".repeat(1000);
+        assert_eq!(piece_len(&sgr, 50, 1_000_000), sgr.len());
+        let scroll = b"\x1b[50S".repeat(100);
+        assert_eq!(piece_len(&scroll, 50, 1_000_000), 8 * 5);
+    }
+
+    #[test]
+    fn long_lines_are_bounded_by_wrapping() {
+        let long = vec![b'x'; 1_000_000];
+        let n = piece_len(&long, 24, 80);
+        assert!(n / 80 <= PIECE_SCROLL_BUDGET && n > 80 * 390, "{n}");
+    }
+
+    #[test]
+    fn a_piece_always_progresses() {
+        assert_eq!(piece_len(b"\x1bD\x1bD", 10_000, 1), 1);
+        assert_eq!(piece_len(b"", 24, 80), 0);
+    }
+}

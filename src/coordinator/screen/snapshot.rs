@@ -1,0 +1,77 @@
+//! [`ScreenSnapshot`] of an emulator: its visible rows, cursor and modes.
+
+use alacritty_terminal::grid::Dimensions;
+use alacritty_terminal::index::Line;
+use alacritty_terminal::term::TermMode;
+use alacritty_terminal::vte::ansi::{CursorShape as Shape, CursorStyle};
+use alacritty_terminal::Term;
+use lazaret_protocol::screen::{
+    Cursor, CursorShape, MouseMode, ScreenLine, ScreenModes, ScreenSnapshot,
+};
+
+use super::encode::encode_row;
+use super::term::Listener;
+
+pub fn build(
+    term: &Term<Listener>,
+    history: Vec<ScreenLine>,
+    title: Option<String>,
+) -> ScreenSnapshot {
+    let grid = term.grid();
+    let rows = grid.screen_lines();
+    let clamp = |n: usize| u16::try_from(n).unwrap_or(u16::MAX);
+    let lines = (0..rows)
+        .map(|r| encode_row(&grid[Line(i32::try_from(r).unwrap_or(i32::MAX))][..]))
+        .collect();
+    let mode = *term.mode();
+    let point = grid.cursor.point;
+    ScreenSnapshot {
+        rows: clamp(rows),
+        cols: clamp(grid.columns()),
+        lines,
+        history,
+        cursor: Cursor {
+            row: clamp(usize::try_from(point.line.0).unwrap_or(0)),
+            col: clamp(point.column.0),
+            visible: mode.contains(TermMode::SHOW_CURSOR),
+            shape: shape(term.cursor_style()),
+        },
+        modes: modes(mode),
+        title,
+    }
+}
+
+fn modes(mode: TermMode) -> ScreenModes {
+    let mouse = if mode.contains(TermMode::MOUSE_MOTION) {
+        MouseMode::Motion
+    } else if mode.contains(TermMode::MOUSE_DRAG) {
+        MouseMode::Drag
+    } else if mode.contains(TermMode::MOUSE_REPORT_CLICK) {
+        MouseMode::Click
+    } else {
+        MouseMode::Off
+    };
+    ScreenModes {
+        alt_screen: mode.contains(TermMode::ALT_SCREEN),
+        app_cursor: mode.contains(TermMode::APP_CURSOR),
+        app_keypad: mode.contains(TermMode::APP_KEYPAD),
+        bracketed_paste: mode.contains(TermMode::BRACKETED_PASTE),
+        mouse,
+        sgr_mouse: mode.contains(TermMode::SGR_MOUSE),
+        focus_events: mode.contains(TermMode::FOCUS_IN_OUT),
+        autowrap: mode.contains(TermMode::LINE_WRAP),
+    }
+}
+
+/// The program's cursor shape; `None` for the default (a steady block) and for shapes a
+/// DECSCUSR cannot ask for.
+fn shape(style: CursorStyle) -> Option<CursorShape> {
+    let blinking = style.blinking;
+    match style.shape {
+        Shape::Block if !blinking => None,
+        Shape::Block => Some(CursorShape::Block { blinking }),
+        Shape::Underline => Some(CursorShape::Underline { blinking }),
+        Shape::Beam => Some(CursorShape::Bar { blinking }),
+        Shape::HollowBlock | Shape::Hidden => None,
+    }
+}
