@@ -1,49 +1,44 @@
-//! The terminal state the coordinator keeps per hosted session, and the redraw a client gets
-//! when it attaches.
+//! The terminal state the coordinator keeps per hosted session ([`SessionScreen`]: screen,
+//! modes, compact bounded scrollback), and the redraw a client gets when it attaches.
+
+use crate::coordinator::screen::SessionScreen;
 
 /// A session's terminal as the coordinator emulates it.
 pub struct ScreenState {
-    parser: vt100::Parser,
+    screen: SessionScreen,
 }
 
 impl ScreenState {
     pub fn new(rows: u16, cols: u16, scrollback: usize) -> ScreenState {
         ScreenState {
-            parser: vt100::Parser::new(nz(rows), nz(cols), scrollback),
+            screen: SessionScreen::new(rows.max(1), cols.max(1), scrollback),
         }
     }
 
     /// Feeds program output.
     pub fn process(&mut self, bytes: &[u8]) {
-        self.parser.process(bytes);
+        self.screen.process(bytes);
     }
 
-    /// Answers to the program's terminal queries, for its PTY.
+    /// Answers to the program's terminal queries, for its PTY: the coordinator's copy of the
+    /// terminal answers them once, whether or not a client is attached.
     pub fn take_replies(&mut self) -> Vec<u8> {
-        Vec::new()
+        self.screen.take_replies()
     }
 
     pub fn resize(&mut self, rows: u16, cols: u16) {
-        self.parser.set_size(nz(rows), nz(cols));
+        self.screen.resize(rows.max(1), cols.max(1));
     }
 
     pub fn size(&self) -> (u16, u16) {
-        let (r, c) = self.parser.screen().size();
-        (r.get(), c.get())
+        self.screen.size()
     }
 
-    /// The bytes that make a fresh terminal of the same size show this state.
-    pub fn redraw(&self, _history: usize) -> Vec<u8> {
-        let screen = self.parser.screen();
-        let mut out = b"\x1b[0m\x1b[H\x1b[2J".to_vec();
-        if screen.alternate_screen() {
-            out.extend_from_slice(b"\x1b[?1049h\x1b[H\x1b[2J");
-        }
-        out.extend(screen.state_formatted().into_bytes());
-        out
+    /// The bytes that make a fresh terminal of the same size show this state, after up to
+    /// `history` lines of scrollback.
+    pub fn redraw(&self, history: usize) -> Vec<u8> {
+        self.screen
+            .snapshot(history)
+            .to_ansi_with_history(history > 0)
     }
-}
-
-fn nz(n: u16) -> std::num::NonZeroU16 {
-    std::num::NonZeroU16::new(n).unwrap_or(std::num::NonZeroU16::MIN)
 }
