@@ -3,12 +3,13 @@
 //! The library holds the engine; `main.rs` is the only place that exits the process.
 
 pub mod cli;
-pub mod client;
 pub mod config;
 pub mod coordinator;
+pub mod detachable;
 pub mod doctor;
 pub mod domain;
 pub mod escalation;
+pub mod launcher;
 pub mod logging;
 pub mod network;
 pub mod profile;
@@ -17,4 +18,3 @@ pub mod runtime;
 pub mod session;
 pub mod state;
 pub mod terminal;
-pub mod tui;

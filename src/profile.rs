@@ -48,15 +48,7 @@ pub struct AgentProfile {
     pub terminal: TerminalAccess,
 }
 
-/// `[profiles.NAME.terminal]`: what the sandbox's output may do to the host terminal in
-/// `lazaret run` beyond drawing (DX-4). Both off by default; see `terminal::output_filter`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct TerminalAccess {
-    /// OSC 52 (set and query the clipboard), OSC 5522, OSC 1337 `Copy`/`CopyToClipboard`.
-    pub clipboard: bool,
-    /// Desktop notifications: OSC 9, OSC 99, OSC 777, OSC 1337 `RequestAttention`.
-    pub notifications: bool,
-}
+pub use lazaret_protocol::access::TerminalAccess;
 
 /// A host directory mounted into the sandbox.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -17,9 +17,12 @@
 //! - [`session`]: [`SessionId`] and [`SessionAnchor`].
 //! - [`escalation`]: the signed Escalation Mailbox records (requests and results).
 
+pub mod access;
 pub mod anchor;
 pub mod authz;
+pub mod denial;
 mod domain_id;
+pub mod domain_state;
 pub mod enrollment;
 pub mod escalation;
 pub mod framing;
@@ -27,6 +30,7 @@ pub mod identity;
 pub mod messages;
 pub mod screen;
 pub mod session;
+pub mod status;
 pub mod tls;
 
 pub use anchor::{Credentials, TrustAnchor};

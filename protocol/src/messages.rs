@@ -38,6 +38,9 @@ use tokio::io::{AsyncRead, AsyncWrite};
 /// The protocol version this build speaks best.
 pub const PROTOCOL_VERSION: u32 = 2;
 
+/// Most denial entries one `denials` message carries.
+pub const MAX_DENIALS: usize = 500;
+
 /// Every version this build speaks.
 pub const SUPPORTED_VERSIONS: &[u32] = &[PROTOCOL_VERSION];
 
@@ -190,6 +193,15 @@ pub enum CoordinatorMessage {
     },
     /// The Domain's sessions (answer to [`ClientMessage::ListSessions`]).
     Sessions { sessions: Vec<SessionInfo> },
+    /// The Domain's state, sent to control centres when it changes.
+    DomainState {
+        state: crate::domain_state::DomainView,
+    },
+    /// The Domain's network denials (aggregated, newest first, at most [`MAX_DENIALS`]),
+    /// sent to control centres when they change.
+    Denials {
+        entries: Vec<crate::denial::DenialEntry>,
+    },
     /// A session's size changed (another client resized it).
     SessionResized {
         session_id: SessionId,
@@ -422,6 +434,8 @@ fn kind(msg: &CoordinatorMessage) -> &'static str {
         CoordinatorMessage::SessionExited { .. } => "session_exited",
         CoordinatorMessage::Sessions { .. } => "sessions",
         CoordinatorMessage::SessionResized { .. } => "session_resized",
+        CoordinatorMessage::DomainState { .. } => "domain_state",
+        CoordinatorMessage::Denials { .. } => "denials",
     }
 }
 

@@ -1,8 +1,9 @@
 //! `lazaret attach`: a plain terminal attached to a coordinator-owned session.
 
-use crate::client::{attach, connection, locate};
 use crate::domain::layout::Layout;
 use clap::Args;
+use lazaret_client::{connection, locate};
+use lazaret_ui::attach;
 
 /// Attach this terminal to a running session (detach again with ctrl-b d)
 ///
@@ -38,7 +39,7 @@ pub fn execute(layout: &Layout, args: AttachArgs) -> anyhow::Result<i32> {
     if !crate::terminal::stdin_is_terminal() {
         anyhow::bail!("lazaret attach needs a terminal (stdin is not one)");
     }
-    let found = locate::find(layout, args.session.as_deref(), args.last)?;
+    let found = locate::find(&layout.runtime_root()?, args.session.as_deref(), args.last)?;
     let access = terminal_access(layout, &found.domain.status.profile);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

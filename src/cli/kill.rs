@@ -1,8 +1,8 @@
 //! `lazaret kill`: end a coordinator-owned session.
 
-use crate::client::{connection, locate};
 use crate::domain::layout::Layout;
 use clap::Args;
+use lazaret_client::{connection, locate};
 
 /// End a session (its command is hung up)
 ///
@@ -30,7 +30,7 @@ pub fn execute(layout: &Layout, args: KillArgs) -> anyhow::Result<i32> {
             "name the session to end (lazaret kill SESSION, see `lazaret ps`) or use --last"
         );
     }
-    let found = locate::find(layout, args.session.as_deref(), args.last)?;
+    let found = locate::find(&layout.runtime_root()?, args.session.as_deref(), args.last)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;

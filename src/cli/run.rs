@@ -39,7 +39,7 @@ pub fn execute(layout: &Layout, args: RunArgs) -> anyhow::Result<i32> {
         command: args.command,
     };
     if args.detachable {
-        return crate::client::detachable::run(layout, &opts);
+        return crate::detachable::run(layout, &opts);
     }
     session::run(layout, &opts)
 }

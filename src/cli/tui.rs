@@ -1,21 +1,23 @@
 //! `lazaret tui`: the full-screen control centre for the Domain of the current workspace.
 
 use crate::domain::layout::Layout;
-use crate::tui::run::{self, TuiOptions};
 use clap::Args;
+use lazaret_ui::tui::run::{self, TuiOptions};
 
 /// Full-screen control centre: agent panes, escalation approvals, Domain state, denials
 ///
 /// Opens the Domain of the workspace around the current directory (starting it when it does
 /// not run; joining it when it does, e.g. next to `lazaret run`s in other terminals). Each
-/// pane is a Client Session in the shared Agent Sandbox, running the profile's command (or
-/// CMD). Side panels show escalation requests of the TUI's panes (approve, edit the command,
-/// deny — from the keyboard), the Domain's state and its network denials.
+/// pane is a session the Session Coordinator owns, in the shared Agent Sandbox, running the
+/// profile's command (or CMD). Side panels show escalation requests of every session of the
+/// Domains shown (approve, edit the command, deny — from the keyboard), the Domain's state
+/// and its network denials.
 ///
 /// Keys are tmux-like behind a prefix, ctrl-b by default: ctrl-b % and ctrl-b " split,
 /// ctrl-b arrows move, ctrl-b a opens the escalations panel, ctrl-b ? lists every binding,
-/// ctrl-b q quits. Closing a pane ends its session; quitting ends all of the TUI's sessions
-/// (the Domain keeps running while other sessions remain). Keys, theme and scrollback:
+/// ctrl-b s picks any running session, ctrl-b d detaches (every session keeps running, and
+/// `lazaret tui` shows them again), ctrl-b q asks whether to end the TUI's sessions or detach.
+/// Closing a pane ends its session; losing the terminal only detaches. Keys, theme, scrollback:
 /// $XDG_CONFIG_HOME/lazaret/tui.toml (docs/tui-config.md).
 ///
 /// Examples:
@@ -34,11 +36,13 @@ pub struct TuiArgs {
 }
 
 pub fn execute(layout: &Layout, args: TuiArgs) -> anyhow::Result<i32> {
+    crate::session::refuse_root()?;
     run::run(
-        layout,
+        crate::launcher::EngineLauncher::new(layout.clone()),
         &TuiOptions {
             profile: args.profile,
             command: args.command,
+            config_dir: layout.config_dir(),
         },
     )
 }

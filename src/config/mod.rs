@@ -7,16 +7,15 @@
 //! - `resolve`: `extends`, overlay on the built-ins, `default_profile`;
 //! - `trust`: who may own the file and where it may live; `location`: `file:line:column`.
 
+pub use lazaret_client::config::{location, paths, trust};
+
 pub mod builtin;
 pub mod commands;
 pub mod file;
 pub mod host_paths;
-pub mod location;
 pub mod network;
-pub mod paths;
 pub mod resolve;
 pub mod storage;
-pub mod trust;
 pub mod validate;
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 
 use super::file::{self, RawFile, RawProfile};
 use super::host_paths::HostPaths;
-use super::location::{ConfigError, Diagnostic, Source};
+use super::location::{toml_error, ConfigError, Diagnostic, Source};
 use super::validate;
 use crate::profile::AgentProfile;
 use std::collections::{BTreeMap, BTreeSet};
@@ -98,31 +98,6 @@ fn known_names(base: &[AgentProfile], defined: &BTreeSet<String>) -> String {
         .map(|n| format!("`{n}`"))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// A toml syntax or shape error (unknown key, wrong type, missing key) at its line, with what
-/// to do and `doc`, the file that documents the format. Shared by every TOML file Lazaret reads.
-pub(crate) fn toml_error(src: &Source, e: &toml::de::Error, doc: &str) -> ConfigError {
-    let message = e
-        .message()
-        .trim_end()
-        .lines()
-        .collect::<Vec<_>>()
-        .join(": ");
-    let hint = if message.starts_with("unknown field") {
-        format!("; check the spelling ({doc} lists every key)")
-    } else if message.starts_with("missing field") {
-        format!("; add it (see {doc})")
-    } else if message.starts_with("invalid type") {
-        format!("; {doc} gives the type of every key")
-    } else {
-        format!("; fix the TOML (see {doc} for the format)")
-    };
-    let diag = match e.span() {
-        Some(span) => src.diag(&span, format!("{message}{hint}")),
-        None => src.file_diag(format!("{message}{hint}")),
-    };
-    diag.into()
 }
 
 /// Resolves `extends` depth-first, memoised, refusing cycles.

@@ -100,7 +100,7 @@ impl Engine {
             return;
         };
         let status = self.status.lock().unwrap_or_else(|p| p.into_inner());
-        if let Err(e) = status.write(path) {
+        if let Err(e) = super::status::write(&status, path) {
             tracing::warn!("writing {}: {e}", path.display());
         }
     }

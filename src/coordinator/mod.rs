@@ -8,6 +8,7 @@ pub mod client;
 mod client_conn;
 pub mod core;
 pub mod daemon;
+pub mod domain_state;
 pub mod effect;
 pub mod engine;
 mod escalation;

@@ -117,19 +117,7 @@ impl Tracker {
     }
 }
 
-/// An entry of the aggregated ledger.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct DenialEntry {
-    pub first_seen: u64,
-    pub last_seen: u64,
-    pub protocol: String,
-    pub address: Ipv4Addr,
-    pub port: u16,
-    pub rule: String,
-    pub count: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-}
+pub use lazaret_protocol::denial::DenialEntry;
 
 /// Aggregates ledger text (malformed lines are skipped: the file is written by the sidecar,
 /// a trusted component, but a torn last line after a crash must not hide the rest), newest first.

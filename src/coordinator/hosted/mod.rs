@@ -5,6 +5,7 @@
 //! is the session's). A detached session is still a Client Session for FR-6: the Domain is
 //! torn down only when no session remains.
 
+pub mod panel_feed;
 pub mod prompts;
 pub mod screen_state;
 pub mod session;
@@ -55,7 +56,9 @@ struct Viewer {
 
 pub struct SessionHost {
     engine: Arc<Engine>,
-    spawn: SpawnConfig,
+    pub(super) spawn: SpawnConfig,
+    /// The last Domain state and denials sent to control centres.
+    feed: Arc<Mutex<panel_feed::PanelFeed>>,
     sessions: Mutex<BTreeMap<String, Arc<HostedSession>>>,
     viewers: Mutex<HashMap<ViewerKey, Viewer>>,
     board: Mutex<PromptBoard>,
@@ -76,16 +79,30 @@ pub fn no_such_session(id: &str) -> String {
 }
 
 impl SessionHost {
+    /// A host for the Domain's sessions; must be created inside the coordinator's runtime
+    /// (it starts the control centres' panel feed).
     pub fn new(engine: Arc<Engine>, spawn: SpawnConfig) -> Arc<SessionHost> {
-        Arc::new(SessionHost {
+        let host = Arc::new(SessionHost {
             engine,
             spawn,
+            feed: Default::default(),
             sessions: Mutex::new(BTreeMap::new()),
             viewers: Mutex::new(HashMap::new()),
             board: Mutex::new(PromptBoard::default()),
             next_viewer: AtomicU64::new(1),
             watchers: Mutex::new(HashMap::new()),
-        })
+        });
+        panel_feed::spawn(host.clone(), host.feed.clone());
+        host
+    }
+
+    /// The queues of the control centres watching the Domain.
+    pub fn centres(&self) -> Vec<OutboundSender> {
+        lock(&self.viewers)
+            .values()
+            .filter(|v| v.centre.is_some())
+            .map(|v| v.out.clone())
+            .collect()
     }
 
     /// A client connection opens.
@@ -353,6 +370,7 @@ impl SessionHost {
             v.out.clone()
         };
         lock(&self.board).offer_waiting(None, key, &out);
+        lock(&self.feed).greet(&out);
     }
 
     /// A client's decision on an escalation prompt: the first one offered the prompt wins.

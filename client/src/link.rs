@@ -1,0 +1,420 @@
+//! A long-lived client connection to one Domain's Session Coordinator, for a front end that
+//! shows several sessions at once (`lazaret tui`): one thread with its own event loop carries
+//! the connection; the front end sends it commands and receives [`LinkEvent`]s, and each
+//! attached session's output goes straight to the [`SessionSink`] registered for it (a pane's
+//! emulator), without passing through the front end's event loop.
+
+use super::connection::{connect, Connection, DomainAddress};
+use crate::open::JoinError;
+use lazaret_protocol::escalation::{Decision, EscalationPrompt};
+use lazaret_protocol::framing::{self, Frame, FrameError};
+use lazaret_protocol::messages::{ClientMessage, CoordinatorMessage, SessionInfo};
+use lazaret_protocol::SessionId;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+/// Where an attached session's output goes.
+pub trait SessionSink: Send + Sync {
+    fn output(&self, bytes: &[u8]);
+}
+
+/// What the link tells the front end.
+#[derive(Debug)]
+pub enum LinkEvent {
+    Started {
+        token: u64,
+        session: SessionInfo,
+    },
+    StartFailed {
+        token: u64,
+        reason: String,
+    },
+    Attached {
+        session: SessionId,
+        rows: u16,
+        cols: u16,
+    },
+    Resized {
+        session: SessionId,
+        rows: u16,
+        cols: u16,
+    },
+    Exited {
+        session: SessionId,
+        status: Option<i32>,
+        reason: String,
+    },
+    Sessions(Vec<SessionInfo>),
+    Prompt(EscalationPrompt),
+    Withdrawn {
+        request_id: String,
+        reason: String,
+    },
+    /// The Domain's state (for a control centre).
+    DomainState(lazaret_protocol::domain_state::DomainView),
+    /// The Domain's network denials, newest first.
+    Denials(Vec<lazaret_protocol::denial::DenialEntry>),
+    /// A request was refused (e.g. attach to a session that has ended).
+    Error(String),
+    /// The connection ended (the coordinator shut down, or died).
+    Gone(String),
+}
+
+enum Cmd {
+    Start {
+        token: u64,
+        argv: Vec<String>,
+        cwd: PathBuf,
+        size: (u16, u16),
+        fingerprint: String,
+        sink: Arc<dyn SessionSink>,
+    },
+    Attach {
+        session: SessionId,
+        size: (u16, u16),
+        history: u32,
+        sink: Arc<dyn SessionSink>,
+    },
+    Detach(SessionId),
+    Input(SessionId, Vec<u8>),
+    Resize(SessionId, (u16, u16)),
+    End(SessionId),
+    List,
+    Watch,
+    Decide(String, Decision),
+    Close,
+}
+
+/// The front end's handle on the connection thread.
+pub struct DomainLink {
+    pub address: DomainAddress,
+    tx: mpsc::UnboundedSender<Cmd>,
+    thread: std::sync::Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl DomainLink {
+    /// Connects (blocking) and starts the connection thread; `events` receives what happens.
+    pub fn open(
+        address: DomainAddress,
+        label: &str,
+        events: impl Fn(LinkEvent) + Send + 'static,
+    ) -> Result<DomainLink, JoinError> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| JoinError::Failed(e.into()))?;
+        let conn = rt.block_on(connect(&address, label))?;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let thread = std::thread::Builder::new()
+            .name("domain-link".into())
+            .spawn(move || {
+                let reason = rt.block_on(run(conn, rx, &events));
+                events(LinkEvent::Gone(reason));
+            })
+            .map_err(|e| JoinError::Failed(e.into()))?;
+        Ok(DomainLink {
+            address,
+            tx,
+            thread: std::sync::Mutex::new(Some(thread)),
+        })
+    }
+
+    fn send(&self, cmd: Cmd) {
+        let _ = self.tx.send(cmd);
+    }
+
+    /// Starts a session running `argv` (empty: the profile's command) and attaches to it.
+    pub fn start(
+        &self,
+        token: u64,
+        argv: Vec<String>,
+        cwd: PathBuf,
+        size: (u16, u16),
+        fingerprint: String,
+        sink: Arc<dyn SessionSink>,
+    ) {
+        self.send(Cmd::Start {
+            token,
+            argv,
+            cwd,
+            size,
+            fingerprint,
+            sink,
+        });
+    }
+
+    /// Attaches to a running session; its screen (and `history` scrollback lines) come first.
+    pub fn attach(
+        &self,
+        session: SessionId,
+        size: (u16, u16),
+        history: u32,
+        sink: Arc<dyn SessionSink>,
+    ) {
+        self.send(Cmd::Attach {
+            session,
+            size,
+            history,
+            sink,
+        });
+    }
+
+    pub fn detach(&self, session: &SessionId) {
+        self.send(Cmd::Detach(session.clone()));
+    }
+
+    pub fn input(&self, session: &SessionId, bytes: &[u8]) {
+        self.send(Cmd::Input(session.clone(), bytes.to_vec()));
+    }
+
+    pub fn resize(&self, session: &SessionId, size: (u16, u16)) {
+        self.send(Cmd::Resize(session.clone(), size));
+    }
+
+    /// Ends a session (its command is hung up).
+    pub fn end(&self, session: &SessionId) {
+        self.send(Cmd::End(session.clone()));
+    }
+
+    /// Asks for the Domain's sessions ([`LinkEvent::Sessions`]).
+    pub fn list(&self) {
+        self.send(Cmd::List);
+    }
+
+    /// Be offered every session's escalation prompts (a control centre).
+    pub fn watch_escalations(&self) {
+        self.send(Cmd::Watch);
+    }
+
+    pub fn decide(&self, request_id: String, decision: Decision) {
+        self.send(Cmd::Decide(request_id, decision));
+    }
+
+    /// Closes the connection (every attached session is detached, and runs on) and waits
+    /// for the thread.
+    pub fn close(&self) {
+        self.send(Cmd::Close);
+        let thread = self.thread.lock().ok().and_then(|mut t| t.take());
+        if let Some(t) = thread {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for DomainLink {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// Sessions of this connection: sinks by session, sessions by channel, pending starts.
+#[derive(Default)]
+struct Routes {
+    sinks: HashMap<String, Arc<dyn SessionSink>>,
+    channels: HashMap<u32, Arc<dyn SessionSink>>,
+    by_session: HashMap<String, u32>,
+    /// Starts not answered yet: where their output goes and at which size they attach.
+    starting: HashMap<u64, Starting>,
+}
+
+type Starting = (Arc<dyn SessionSink>, (u16, u16));
+
+async fn run(
+    mut conn: Connection,
+    mut rx: mpsc::UnboundedReceiver<Cmd>,
+    events: &(impl Fn(LinkEvent) + Send),
+) -> String {
+    let c = &mut conn.conn;
+    let mut routes = Routes::default();
+    loop {
+        tokio::select! {
+            cmd = rx.recv() => {
+                let Some(cmd) = cmd else { return "closed".into() };
+                if let Cmd::Close = cmd {
+                    let _ = framing::close(c).await;
+                    return "closed".into();
+                }
+                if let Err(e) = command(c, &mut routes, cmd).await {
+                    return format!("the connection broke: {e}");
+                }
+            }
+            frame = framing::recv_frame::<_, CoordinatorMessage>(c) => match frame {
+                Ok(Frame::Data { channel, bytes }) => {
+                    if let Some(sink) = routes.channels.get(&channel) {
+                        sink.output(&bytes);
+                    }
+                }
+                Ok(Frame::Message(msg)) => {
+                    if let Some(reason) = message(c, &mut routes, msg, events).await {
+                        return reason;
+                    }
+                }
+                Err(FrameError::Closed) => return "the coordinator closed the connection".into(),
+                Err(e) => return format!("the connection broke: {e}"),
+            },
+        }
+    }
+}
+
+async fn command(
+    c: &mut crate::open::Conn,
+    routes: &mut Routes,
+    cmd: Cmd,
+) -> Result<(), FrameError> {
+    let msg = match cmd {
+        Cmd::Start {
+            token,
+            argv,
+            cwd,
+            size,
+            fingerprint,
+            sink,
+        } => {
+            routes.starting.insert(token, (sink, size));
+            ClientMessage::StartSession {
+                token,
+                argv,
+                cwd: cwd.display().to_string(),
+                rows: size.0,
+                cols: size.1,
+                config_fingerprint: fingerprint,
+            }
+        }
+        Cmd::Attach {
+            session,
+            size,
+            history,
+            sink,
+        } => {
+            routes.sinks.insert(session.as_str().to_owned(), sink);
+            ClientMessage::AttachSession {
+                session_id: session,
+                rows: size.0,
+                cols: size.1,
+                history,
+            }
+        }
+        Cmd::Detach(session) => {
+            routes.forget(session.as_str());
+            ClientMessage::DetachSession {
+                session_id: session,
+            }
+        }
+        Cmd::Input(session, bytes) => {
+            if let Some(ch) = routes.by_session.get(session.as_str()) {
+                framing::send_data(c, *ch, &bytes).await?;
+            }
+            return Ok(());
+        }
+        Cmd::Resize(session, (rows, cols)) => ClientMessage::ResizeSession {
+            session_id: session,
+            rows,
+            cols,
+        },
+        Cmd::End(session) => ClientMessage::EndSession {
+            session_id: session,
+        },
+        Cmd::List => ClientMessage::ListSessions {},
+        Cmd::Watch => ClientMessage::WatchEscalations {},
+        Cmd::Decide(request_id, decision) => ClientMessage::EscalationDecision {
+            request_id,
+            decision,
+        },
+        Cmd::Close => return Ok(()),
+    };
+    framing::send(c, &msg).await
+}
+
+impl Routes {
+    fn forget(&mut self, session: &str) {
+        self.sinks.remove(session);
+        if let Some(ch) = self.by_session.remove(session) {
+            self.channels.remove(&ch);
+        }
+    }
+}
+
+/// Handles a message; Some(reason) when the connection is over.
+async fn message(
+    c: &mut crate::open::Conn,
+    routes: &mut Routes,
+    msg: CoordinatorMessage,
+    events: &(impl Fn(LinkEvent) + Send),
+) -> Option<String> {
+    match msg {
+        CoordinatorMessage::SessionStarted { token, session } => {
+            if let Some((sink, (rows, cols))) = routes.starting.remove(&token) {
+                routes
+                    .sinks
+                    .insert(session.session_id.as_str().to_owned(), sink);
+                let attach = ClientMessage::AttachSession {
+                    session_id: session.session_id.clone(),
+                    rows,
+                    cols,
+                    history: 0,
+                };
+                if let Err(e) = framing::send(c, &attach).await {
+                    return Some(format!("the connection broke: {e}"));
+                }
+            }
+            events(LinkEvent::Started { token, session });
+        }
+        CoordinatorMessage::StartRefused { token, reason, .. } => {
+            routes.starting.remove(&token);
+            events(LinkEvent::StartFailed { token, reason });
+        }
+        CoordinatorMessage::Attached {
+            session_id,
+            channel,
+            rows,
+            cols,
+        } => {
+            if let Some(sink) = routes.sinks.get(session_id.as_str()) {
+                routes.channels.insert(channel, sink.clone());
+                routes
+                    .by_session
+                    .insert(session_id.as_str().to_owned(), channel);
+            }
+            events(LinkEvent::Attached {
+                session: session_id,
+                rows,
+                cols,
+            });
+        }
+        CoordinatorMessage::Detached { session_id } => routes.forget(session_id.as_str()),
+        CoordinatorMessage::SessionExited {
+            session_id,
+            status,
+            reason,
+        } => {
+            routes.forget(session_id.as_str());
+            events(LinkEvent::Exited {
+                session: session_id,
+                status,
+                reason,
+            });
+        }
+        CoordinatorMessage::SessionResized {
+            session_id,
+            rows,
+            cols,
+        } => events(LinkEvent::Resized {
+            session: session_id,
+            rows,
+            cols,
+        }),
+        CoordinatorMessage::Sessions { sessions } => events(LinkEvent::Sessions(sessions)),
+        CoordinatorMessage::DomainState { state } => events(LinkEvent::DomainState(state)),
+        CoordinatorMessage::Denials { entries } => events(LinkEvent::Denials(entries)),
+        CoordinatorMessage::EscalationPrompt { prompt } => events(LinkEvent::Prompt(prompt)),
+        CoordinatorMessage::EscalationWithdrawn { request_id, reason } => {
+            events(LinkEvent::Withdrawn { request_id, reason })
+        }
+        CoordinatorMessage::Error { message } => events(LinkEvent::Error(message)),
+        CoordinatorMessage::Shutdown { reason } => return Some(reason),
+        _ => {}
+    }
+    None
+}

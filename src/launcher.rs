@@ -1,0 +1,114 @@
+//! The engine's side of the front ends ([`Launcher`] of `lazaret-client`): resolving a
+//! workspace and profile with the developer's configuration, and opening a link to the
+//! Domain's Session Coordinator — starting it (and recovering leftovers) when none runs.
+
+use crate::coordinator::client::Registration;
+use crate::coordinator::{launch, paths};
+use crate::domain::layout::Layout;
+use crate::session::{RunOptions, SessionPlan};
+use lazaret_client::connection::DomainAddress;
+use lazaret_client::link::DomainLink;
+use lazaret_client::target::{Launcher, LinkEvents, Target};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+pub struct EngineLauncher {
+    layout: Layout,
+    /// Resolved plans by Domain ID (a link needs the Domain's runtime dir and lock).
+    plans: Mutex<HashMap<String, Arc<SessionPlan>>>,
+}
+
+/// What a front end needs of a resolved plan.
+pub fn target_of(plan: &SessionPlan) -> Target {
+    Target {
+        address: DomainAddress {
+            socket: paths::socket(&plan.domain),
+            profile: plan.profile.name.clone(),
+            domain_id: plan.domain.id.clone(),
+            workspace: plan.domain.workspace.root.clone(),
+        },
+        command: plan.command.clone(),
+        sandbox_cwd: plan.domain.workspace.sandbox_cwd(),
+        fingerprint: plan.fingerprint.clone(),
+        terminal: plan.profile.terminal,
+    }
+}
+
+impl EngineLauncher {
+    pub fn new(layout: Layout) -> Arc<EngineLauncher> {
+        Arc::new(EngineLauncher {
+            layout,
+            plans: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn plan_of(&self, target: &Target) -> anyhow::Result<Arc<SessionPlan>> {
+        if let Some(plan) = self
+            .plans
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&target.domain_id()).cloned())
+        {
+            return Ok(plan);
+        }
+        let plan = Arc::new(SessionPlan::in_dir(
+            &self.layout,
+            &RunOptions {
+                profile: Some(target.address.profile.clone()),
+                command: Vec::new(),
+            },
+            &target.address.workspace,
+        )?);
+        if let Ok(mut m) = self.plans.lock() {
+            m.insert(target.domain_id(), plan.clone());
+        }
+        Ok(plan)
+    }
+}
+
+impl Launcher for EngineLauncher {
+    fn resolve(&self, dir: &Path, profile: Option<&str>) -> anyhow::Result<Target> {
+        let plan = SessionPlan::in_dir(
+            &self.layout,
+            &RunOptions {
+                profile: profile.map(str::to_owned),
+                command: Vec::new(),
+            },
+            dir,
+        )?;
+        let target = target_of(&plan);
+        if let Ok(mut m) = self.plans.lock() {
+            m.insert(target.domain_id(), Arc::new(plan));
+        }
+        Ok(target)
+    }
+
+    fn open_link(
+        &self,
+        target: &Target,
+        label: &str,
+        events: LinkEvents,
+    ) -> anyhow::Result<DomainLink> {
+        let plan = self.plan_of(target)?;
+        let reg = Registration {
+            domain: &plan.domain,
+            profile: &plan.profile.name,
+            fingerprint: &plan.fingerprint,
+        };
+        launch::join_or_start_with(&reg, |_| {
+            let events = events.clone();
+            DomainLink::open(target.address.clone(), label, move |e| events(e))
+        })
+    }
+
+    fn wait_if_last(&self, target: &Target) {
+        if let Ok(plan) = self.plan_of(target) {
+            crate::detachable::wait_if_last(&plan);
+        }
+    }
+
+    fn runtime_root(&self) -> anyhow::Result<PathBuf> {
+        self.layout.runtime_root()
+    }
+}

@@ -1,0 +1,265 @@
+//! A plain terminal attached to a coordinator-owned session (`lazaret attach`, `lazaret run
+//! --detachable`): keystrokes go to the session through the coordinator, its output comes back
+//! through the profile's output filter (as in `lazaret run`), the screen is redrawn from the
+//! coordinator's state on attach, and `ctrl-b d` detaches. Escalation prompts of the session
+//! are offered here too (the first decision of any attached client wins).
+//!
+//! Losing the terminal (SIGHUP) or SIGTERM/SIGINT detaches; it never ends the session.
+
+use crate::detach_key::DetachKey;
+use crate::terminal::gate::TerminalGate;
+use crate::terminal::prompt::TerminalPrompter;
+use crate::terminal::raw_mode::RawModeGuard;
+use crate::terminal::signals::SignalForwarder;
+use lazaret_client::connection::Connection;
+use lazaret_client::prompts::{OpenPrompts, Prompter};
+use lazaret_protocol::access::TerminalAccess;
+use lazaret_protocol::escalation::Decision;
+use lazaret_protocol::framing::{self, Frame, FrameError};
+use lazaret_protocol::messages::{ClientMessage, CoordinatorMessage};
+use lazaret_protocol::SessionId;
+use std::io::{Read, Write};
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+/// How an attachment ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The developer detached (or the terminal went away); the session runs on.
+    Detached,
+    /// The session's process ended.
+    Exited(Option<i32>),
+    /// The coordinator went away.
+    Gone(String),
+}
+
+enum Cmd {
+    Input(Vec<u8>),
+    Resize,
+    Redraw,
+    Detach,
+    Decided(String, Option<Decision>),
+}
+
+/// Modes a session may have left on, turned off when the terminal is handed back.
+const RESET_MODES: &[u8] = b"\x1b[0m\x1b[?1049l\x1b[?25h\x1b[?1000l\x1b[?1002l\x1b[?1003l\
+\x1b[?1006l\x1b[?1004l\x1b[?2004l\x1b[?1l\x1b>";
+
+pub fn terminal_size() -> (u16, u16) {
+    match crossterm::terminal::size() {
+        Ok((cols, rows)) if cols > 0 && rows > 0 => (rows, cols),
+        _ => (24, 80),
+    }
+}
+
+/// Runs the attached terminal until detach, exit or the coordinator's end. With `attach_now`,
+/// asks to attach first (else the connection is attached already, e.g. by `start_session`).
+pub fn run(
+    rt: &tokio::runtime::Runtime,
+    mut conn: Connection,
+    session: SessionId,
+    access: TerminalAccess,
+    attach_now: bool,
+) -> anyhow::Result<Outcome> {
+    let gate = Arc::new(TerminalGate::new(access));
+    let prompter: Arc<dyn Prompter> = Arc::new(TerminalPrompter::new(gate.clone()));
+    let (cmd_tx, mut cmds) = mpsc::unbounded_channel::<Cmd>();
+    let _raw = RawModeGuard::enable()?;
+    let signals = {
+        let (term, winch) = (cmd_tx.clone(), cmd_tx.clone());
+        SignalForwarder::start(
+            move |_| {
+                let _ = term.send(Cmd::Detach);
+            },
+            move || {
+                let _ = winch.send(Cmd::Resize);
+            },
+        )?
+    };
+    let redraw = cmd_tx.clone();
+    gate.set_redraw(Box::new(move || {
+        let _ = redraw.send(Cmd::Redraw);
+    }));
+    // Output is written by its own thread: a prompt holds the gate's output while it owns the
+    // terminal, and the connection must keep running meanwhile (its decision goes over it).
+    let (out_tx, out_rx) = std::sync::mpsc::channel::<lazaret_protocol::framing::Bytes>();
+    let out_gate = gate.clone();
+    let writer = std::thread::spawn(move || {
+        let mut stdout = std::io::stdout();
+        let mut filtered = Vec::new();
+        while let Ok(bytes) = out_rx.recv() {
+            let mut filter = out_gate.output();
+            filtered.clear();
+            filter.filter(&bytes, &mut filtered);
+            if stdout
+                .write_all(&filtered)
+                .and_then(|_| stdout.flush())
+                .is_err()
+            {
+                break;
+            }
+        }
+    });
+    // Stdin is read until the process ends; this thread is not joined (a read may block).
+    let in_gate = gate.clone();
+    let input = cmd_tx.clone();
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin();
+        let mut buf = [0u8; 4096];
+        let mut key = DetachKey::default();
+        loop {
+            match stdin.read(&mut buf) {
+                Ok(0) | Err(_) => {
+                    let _ = input.send(Cmd::Detach);
+                    break;
+                }
+                Ok(n) if in_gate.route_input(&buf[..n]) => {}
+                Ok(n) => {
+                    let (bytes, detach) = key.feed(&buf[..n]);
+                    if !bytes.is_empty() && input.send(Cmd::Input(bytes)).is_err() {
+                        break;
+                    }
+                    if detach {
+                        let _ = input.send(Cmd::Detach);
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    let outcome = rt.block_on(pump(
+        &mut conn, &session, attach_now, &mut cmds, cmd_tx, out_tx, prompter,
+    ));
+    let _ = writer.join();
+    drop(signals);
+    let mut stdout = std::io::stdout();
+    let _ = stdout.write_all(RESET_MODES).and_then(|_| stdout.flush());
+    rt.block_on(conn.close());
+    outcome
+}
+
+async fn pump(
+    conn: &mut Connection,
+    session: &SessionId,
+    attach_now: bool,
+    cmds: &mut mpsc::UnboundedReceiver<Cmd>,
+    answers: mpsc::UnboundedSender<Cmd>,
+    out: std::sync::mpsc::Sender<lazaret_protocol::framing::Bytes>,
+    prompter: Arc<dyn Prompter>,
+) -> anyhow::Result<Outcome> {
+    let c = &mut conn.conn;
+    let (rows, cols) = terminal_size();
+    if attach_now {
+        let msg = ClientMessage::AttachSession {
+            session_id: session.clone(),
+            rows,
+            cols,
+            history: 0,
+        };
+        framing::send(c, &msg).await?;
+    }
+    let mut channel: Option<u32> = None;
+    let mut open = OpenPrompts::default();
+    let mut detaching = false;
+    loop {
+        tokio::select! {
+            Some(cmd) = cmds.recv() => match cmd {
+                Cmd::Input(bytes) => {
+                    if let Some(ch) = channel {
+                        framing::send_data(c, ch, &bytes).await?;
+                    }
+                }
+                Cmd::Resize | Cmd::Redraw => {
+                    let now = terminal_size();
+                    // A redraw after a prompt: a size change makes full-screen programs redraw.
+                    if matches!(cmd, Cmd::Redraw) {
+                        let narrower = ClientMessage::ResizeSession {
+                            session_id: session.clone(),
+                            rows: now.0,
+                            cols: now.1.saturating_sub(1).max(1),
+                        };
+                        framing::send(c, &narrower).await?;
+                    }
+                    let msg = ClientMessage::ResizeSession {
+                        session_id: session.clone(),
+                        rows: now.0,
+                        cols: now.1,
+                    };
+                    framing::send(c, &msg).await?;
+                }
+                Cmd::Detach => {
+                    if detaching {
+                        continue;
+                    }
+                    detaching = true;
+                    let msg = ClientMessage::DetachSession { session_id: session.clone() };
+                    framing::send(c, &msg).await?;
+                }
+                Cmd::Decided(request_id, decision) => {
+                    open.answered(&request_id);
+                    if let Some(decision) = decision {
+                        let msg = ClientMessage::EscalationDecision { request_id, decision };
+                        framing::send(c, &msg).await?;
+                    }
+                }
+            },
+            frame = framing::recv_frame::<_, CoordinatorMessage>(c) => match frame {
+                Ok(Frame::Data { channel: ch, bytes }) => {
+                    if channel.is_none_or(|mine| mine == ch) && out.send(bytes).is_err() {
+                        return Ok(Outcome::Gone("the terminal output failed".into()));
+                    }
+                }
+                Ok(Frame::Message(msg)) => match msg {
+                    CoordinatorMessage::Attached { session_id, channel: ch, .. }
+                        if &session_id == session => channel = Some(ch),
+                    CoordinatorMessage::Detached { session_id }
+                        if &session_id == session && detaching => return Ok(Outcome::Detached),
+                    CoordinatorMessage::SessionExited { session_id, status, .. }
+                        if &session_id == session => return Ok(Outcome::Exited(status)),
+                    CoordinatorMessage::EscalationPrompt { prompt } => {
+                        let answers = answers.clone();
+                        let mine = prompt.session_id == session.as_str();
+                        let p = if mine { Some(&prompter) } else { None };
+                        if !mine {
+                            // Only the attached session's prompts are shown here (FR-5).
+                            continue;
+                        }
+                        open.open(p, prompt, move |id, d| {
+                            let _ = answers.send(Cmd::Decided(id, d));
+                        });
+                    }
+                    CoordinatorMessage::EscalationWithdrawn { request_id, .. } => {
+                        open.withdraw(&request_id);
+                    }
+                    CoordinatorMessage::Shutdown { reason } => return Ok(Outcome::Gone(reason)),
+                    CoordinatorMessage::Error { message } => anyhow::bail!("{message}"),
+                    _ => {}
+                },
+                Err(FrameError::Closed) => return Ok(Outcome::Gone("it closed the connection".into())),
+                Err(e) => return Ok(Outcome::Gone(format!("its connection broke: {e}"))),
+            },
+        }
+    }
+}
+
+/// What the developer is told when the attachment ends; the exit status of the command.
+pub fn report(outcome: &Outcome, session: &SessionId) -> i32 {
+    let short = &session.as_str()[..12];
+    match outcome {
+        Outcome::Detached => {
+            eprintln!(
+                "\r\nlazaret: detached from session {short}; it keeps running. Back with: \
+                 lazaret attach {short}"
+            );
+            0
+        }
+        Outcome::Exited(status) => status.unwrap_or(0),
+        Outcome::Gone(reason) => {
+            eprintln!(
+                "\r\nlazaret: the Domain's Session Coordinator went away ({reason}); the session \
+                 ended with it"
+            );
+            125
+        }
+    }
+}

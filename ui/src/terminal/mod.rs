@@ -1,0 +1,20 @@
+//! The developer's terminal in front of a sandbox session (FR-8, DX-5, DX-4): what the
+//! session's output may do to it (`output_filter`), escalation prompts that take it over for a
+//! while (`gate`, `prompt`, `guard`, `line_editor`), raw mode and signals.
+
+pub mod control_bytes;
+pub mod escape;
+pub mod gate;
+pub mod guard;
+pub mod line_editor;
+pub mod output_filter;
+pub mod prompt;
+pub mod raw_mode;
+pub mod signals;
+
+use std::io::IsTerminal;
+
+/// Whether stdin is a terminal (a PTY is used then, pipes otherwise).
+pub fn stdin_is_terminal() -> bool {
+    std::io::stdin().is_terminal()
+}

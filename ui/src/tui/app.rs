@@ -1,0 +1,438 @@
+//! The TUI's state and what each event does to it. Drawing is in [`super::draw`]; the loop
+//! that feeds events and renders is in [`super::run`].
+
+use super::domain_view::DomainView;
+use super::escalation_panel::EscalationPanel;
+use super::event::AppEvent;
+use super::event::AppSender;
+use super::input;
+use super::keymap::Action;
+use super::layout::{Dir, PaneId, Tab, Towards};
+use super::pane::{Pane, PaneStatus};
+use super::settings::Settings;
+use crate::terminal::line_editor::{self, Key, LineEditor};
+use crossterm::event::{Event, KeyEvent};
+use lazaret_client::target::{Launcher, Target};
+use lazaret_protocol::denial::DenialEntry;
+use ratatui::layout::Rect;
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Status messages kept.
+const MESSAGES: usize = 200;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Focus {
+    Panes,
+    Escalations,
+    Denials,
+    DomainState,
+}
+
+pub struct App {
+    pub plan: Arc<Target>,
+    pub settings: Settings,
+    pub events: AppSender,
+    pub panes: BTreeMap<PaneId, Pane>,
+    pub tabs: Vec<Tab>,
+    pub tab: usize,
+    next_pane: PaneId,
+    pub focus: Focus,
+    /// The prefix key was pressed; the next key is a command.
+    pub prefix: bool,
+    pub help: bool,
+    pub panels: bool,
+    pub escalations: EscalationPanel,
+    pub denials: Vec<DenialEntry>,
+    pub denial_filter: String,
+    pub filtering: bool,
+    pub domain: DomainView,
+    pub messages: VecDeque<String>,
+    pub quit: bool,
+    /// The line asking where a new pane should run (`new-pane-elsewhere`).
+    pub asking: Option<LineEditor>,
+    /// The engine's services: resolving workspaces, opening links, where Domains publish.
+    pub launcher: Arc<dyn Launcher>,
+    /// Each Domain's state and denials as its coordinator last sent them (by Domain ID).
+    pub domain_states: std::collections::HashMap<String, DomainView>,
+    pub domain_denials: std::collections::HashMap<String, Vec<DenialEntry>>,
+    /// The TUI's connections to the Domains it shows.
+    pub links: Arc<super::links::Links>,
+    /// Quitting was asked: the status line asks whether to end the sessions or detach.
+    pub confirm_quit: bool,
+    /// How the TUI ends: detach from its sessions (they keep running) or end them.
+    pub detach_on_exit: bool,
+    /// The session picker, when open.
+    pub picker: Option<super::picker::Picker>,
+    /// Something to draw (keys sent to a pane change nothing until its echo arrives).
+    pub needs_render: bool,
+    /// Where panes were last drawn (for mouse hits and focus moves).
+    pub pane_rects: Vec<(PaneId, Rect)>,
+    pub main_area: Rect,
+    pub side_area: Rect,
+}
+
+impl App {
+    pub fn new(
+        plan: Arc<Target>,
+        settings: Settings,
+        events: AppSender,
+        launcher: Arc<dyn Launcher>,
+    ) -> App {
+        let panels = settings.panels;
+        App {
+            links: super::links::Links::new(events.clone(), launcher.clone()),
+            confirm_quit: false,
+            detach_on_exit: false,
+            picker: None,
+            plan,
+            settings,
+            events,
+            panes: BTreeMap::new(),
+            tabs: Vec::new(),
+            tab: 0,
+            next_pane: 1,
+            focus: Focus::Panes,
+            prefix: false,
+            help: false,
+            panels,
+            escalations: EscalationPanel::default(),
+            denials: Vec::new(),
+            denial_filter: String::new(),
+            filtering: false,
+            domain: DomainView::default(),
+            messages: VecDeque::new(),
+            quit: false,
+            asking: None,
+            launcher: launcher.clone(),
+            domain_states: Default::default(),
+            domain_denials: Default::default(),
+            needs_render: true,
+            pane_rects: Vec::new(),
+            main_area: Rect::default(),
+            side_area: Rect::default(),
+        }
+    }
+
+    pub fn message(&mut self, text: String) {
+        self.messages.push_front(text);
+        self.messages.truncate(MESSAGES);
+    }
+
+    /// The focused pane of the current tab.
+    pub fn focused(&self) -> Option<PaneId> {
+        self.tabs.get(self.tab).map(|t| t.focus)
+    }
+
+    /// The plan new panes of the current tab use: the focused pane's.
+    fn current_plan(&self) -> Arc<Target> {
+        self.focused()
+            .and_then(|id| self.panes.get(&id))
+            .and_then(|p| p.plan.clone())
+            .unwrap_or_else(|| self.plan.clone())
+    }
+
+    fn new_pane(&mut self, size: (u16, u16)) -> PaneId {
+        let plan = self.current_plan();
+        self.new_pane_of(plan, size)
+    }
+
+    /// A fresh pane id.
+    pub(super) fn take_pane_id(&mut self) -> PaneId {
+        let id = self.next_pane;
+        self.next_pane += 1;
+        id
+    }
+
+    fn new_pane_of(&mut self, plan: Arc<Target>, size: (u16, u16)) -> PaneId {
+        let id = self.take_pane_id();
+        let pane = Pane::start(
+            id,
+            plan,
+            size,
+            self.settings.scrollback,
+            self.events.clone(),
+            self.links.clone(),
+        );
+        self.panes.insert(id, pane);
+        id
+    }
+
+    /// Adds an already created pane (see [`Pane::offline`]) as a new tab, or as a split of the
+    /// current tab's focused pane when `split` says so.
+    pub fn add_pane(&mut self, pane: Pane, split: Option<Dir>) {
+        let id = pane.id;
+        self.next_pane = self.next_pane.max(id + 1);
+        self.panes.insert(id, pane);
+        match (split, self.tabs.get_mut(self.tab)) {
+            (Some(dir), Some(tab)) => tab.split(dir, id),
+            _ => {
+                self.tabs.push(Tab::new(id));
+                self.tab = self.tabs.len() - 1;
+            }
+        }
+    }
+
+    /// A new tab with one pane (of the focused pane's Domain).
+    pub fn open_tab(&mut self) {
+        let plan = self.current_plan();
+        self.open_tab_of(plan);
+    }
+
+    fn open_tab_of(&mut self, plan: Arc<Target>) {
+        let (rows, cols) = (
+            self.main_area.height.max(3) - 2,
+            self.main_area.width.max(3) - 2,
+        );
+        let id = self.new_pane_of(plan, (rows, cols));
+        self.tabs.push(Tab::new(id));
+        self.tab = self.tabs.len() - 1;
+        self.focus = Focus::Panes;
+    }
+
+    /// `new-pane-elsewhere`: "DIR [PROFILE]" typed in the status line → a new tab there.
+    pub(super) fn open_elsewhere(&mut self, text: &str) {
+        let words = match line_editor::split(text) {
+            Ok(w) if w.len() <= 2 => w,
+            Ok(_) => {
+                return self.message("new pane: give a directory and at most a profile".into())
+            }
+            Err(e) => return self.message(format!("new pane: {e}")),
+        };
+        let home = std::env::var_os("HOME")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_default();
+        let dir = match words[0].strip_prefix("~/") {
+            Some(rest) => home.join(rest),
+            None if words[0] == "~" => home,
+            None => std::path::PathBuf::from(&words[0]),
+        };
+        let dir = if dir.is_absolute() {
+            dir
+        } else {
+            std::env::current_dir().unwrap_or_default().join(dir)
+        };
+        match self
+            .launcher
+            .resolve(&dir, words.get(1).map(String::as_str))
+        {
+            Ok(target) => self.open_tab_of(Arc::new(target)),
+            Err(e) => self.message(format!("new pane in {}: {e:#}", dir.display())),
+        }
+    }
+
+    /// Points the panels at the focused pane's Domain: its state and denials as its
+    /// coordinator last sent them.
+    pub fn follow_focus(&mut self) {
+        let domain = self.current_plan().domain_id();
+        if let Some(state) = self.domain_states.get(&domain) {
+            if self.domain != *state {
+                self.domain = state.clone();
+            }
+        } else if self.domain.domain_id != domain {
+            self.domain = DomainView {
+                domain_id: domain.clone(),
+                ..DomainView::default()
+            };
+        }
+        let denials = self
+            .domain_denials
+            .get(&domain)
+            .cloned()
+            .unwrap_or_default();
+        if self.denials != denials {
+            self.denials = denials;
+        }
+    }
+
+    fn split(&mut self, dir: Option<Dir>) {
+        let Some(focus) = self.focused() else {
+            return self.open_tab();
+        };
+        let rect = self
+            .pane_rects
+            .iter()
+            .find(|(p, _)| *p == focus)
+            .map(|(_, r)| *r)
+            .unwrap_or(self.main_area);
+        // New pane: along the longer side (cells are about twice as tall as wide).
+        let dir = dir.unwrap_or(if rect.width >= rect.height * 2 {
+            Dir::Right
+        } else {
+            Dir::Down
+        });
+        let size = match dir {
+            Dir::Right => (
+                rect.height.saturating_sub(2),
+                (rect.width / 2).saturating_sub(2),
+            ),
+            Dir::Down => (
+                (rect.height / 2).saturating_sub(2),
+                rect.width.saturating_sub(2),
+            ),
+        };
+        let id = self.new_pane(size);
+        if let Some(tab) = self.tabs.get_mut(self.tab) {
+            tab.split(dir, id);
+        }
+        self.focus = Focus::Panes;
+    }
+
+    fn close_focused(&mut self) {
+        if let Some(id) = self.focused() {
+            if let Some(p) = self.panes.get(&id) {
+                p.close();
+            }
+        }
+    }
+
+    /// A pane's command ended: it leaves the layout.
+    fn pane_ended(&mut self, id: PaneId, result: Result<i32, String>) {
+        match &result {
+            Ok(code) => self.message(format!("pane {id}: the command ended with status {code}")),
+            Err(e) => self.message(format!("pane {id}: {e}")),
+        }
+        if let Some(p) = self.panes.get_mut(&id) {
+            p.status = match result {
+                Ok(code) => PaneStatus::Exited(code),
+                Err(e) => PaneStatus::Failed(e),
+            };
+        }
+        self.escalations.forget_pane(id, Instant::now());
+        if let Some(p) = self.panes.remove(&id) {
+            p.ended();
+        }
+        for t in &mut self.tabs {
+            if t.panes().contains(&id) && !t.remove(id) {
+                t.root = super::layout::Node::Split(Dir::Right, Vec::new());
+            }
+        }
+        self.tabs.retain(|t| !t.panes().is_empty());
+        self.tab = self.tab.min(self.tabs.len().saturating_sub(1));
+        if self.tabs.is_empty() {
+            self.quit = true;
+        }
+    }
+
+    pub(super) fn act(&mut self, action: Action) {
+        let tab_count = self.tabs.len().max(1);
+        let main = self.main_area;
+        match action {
+            Action::NewPane => self.split(None),
+            Action::SplitRight => self.split(Some(Dir::Right)),
+            Action::SplitDown => self.split(Some(Dir::Down)),
+            Action::NewTab => self.open_tab(),
+            Action::NewPaneElsewhere => self.asking = Some(LineEditor::new("")),
+            Action::NextTab => self.tab = (self.tab + 1) % tab_count,
+            Action::PrevTab => self.tab = (self.tab + tab_count - 1) % tab_count,
+            Action::FocusLeft | Action::FocusRight | Action::FocusUp | Action::FocusDown => {
+                let to = match action {
+                    Action::FocusLeft => Towards::Left,
+                    Action::FocusRight => Towards::Right,
+                    Action::FocusUp => Towards::Up,
+                    _ => Towards::Down,
+                };
+                if let Some(t) = self.tabs.get_mut(self.tab) {
+                    t.focus_towards(to, main);
+                }
+                self.focus = Focus::Panes;
+            }
+            Action::FocusNext => {
+                if let Some(t) = self.tabs.get_mut(self.tab) {
+                    t.focus_next();
+                }
+                self.focus = Focus::Panes;
+            }
+            Action::Zoom => {
+                if let Some(t) = self.tabs.get_mut(self.tab) {
+                    t.zoomed = !t.zoomed;
+                }
+            }
+            Action::ClosePane => self.close_focused(),
+            Action::Escalations => self.show_panel(Focus::Escalations),
+            Action::Denials => self.show_panel(Focus::Denials),
+            Action::DomainState => self.show_panel(Focus::DomainState),
+            Action::TogglePanels => {
+                self.panels = !self.panels;
+                if !self.panels {
+                    self.focus = Focus::Panes;
+                }
+            }
+            Action::ScrollUp | Action::ScrollDown => {
+                if let Some(p) = self.focused().and_then(|id| self.panes.get_mut(&id)) {
+                    let page = usize::from(main.height.max(4) / 2);
+                    let max = p.emulator().history_len();
+                    p.scroll = if action == Action::ScrollUp {
+                        (p.scroll + page).min(max)
+                    } else {
+                        p.scroll.saturating_sub(page)
+                    };
+                }
+            }
+            Action::Help => self.help = true,
+            Action::Quit => self.ask_quit(),
+            Action::Detach => self.detach_all(),
+            Action::SessionPicker => self.open_picker(),
+            Action::SendPrefix => {
+                let prefix = *self.settings.keymap.prefix();
+                let ev = KeyEvent::new(prefix.code, prefix.mods);
+                self.key_to_pane(&ev);
+            }
+        }
+    }
+
+    fn show_panel(&mut self, which: Focus) {
+        self.panels = true;
+        if which == Focus::Escalations && self.focus != which {
+            self.escalations.shown(Instant::now());
+        }
+        self.focus = which;
+    }
+
+    /// Applies one event.
+    pub fn handle(&mut self, event: AppEvent) {
+        let before = self.needs_render;
+        self.needs_render = true;
+        if let AppEvent::Input(Event::Key(k)) = &event {
+            self.key(k);
+            // A key sent to a pane draws nothing by itself.
+            self.needs_render |= before;
+            return;
+        }
+        match event {
+            AppEvent::Input(Event::Key(_)) => {}
+            AppEvent::Input(Event::Mouse(m)) => self.mouse(&m),
+            AppEvent::Input(Event::Paste(text)) => {
+                if self.focus == Focus::Escalations && self.escalations.editing.is_some() {
+                    for c in text.chars().filter(|c| !c.is_control()) {
+                        self.escalations.edit_key(&Key::Pasted(c), Instant::now());
+                    }
+                } else if let Some(p) = self.focused().and_then(|id| self.panes.get(&id)) {
+                    let bytes = input::encode_paste(&text, &p.emulator().modes());
+                    p.write(&bytes);
+                }
+            }
+            AppEvent::Input(Event::FocusGained | Event::FocusLost) => {}
+            AppEvent::Input(Event::Resize(..)) | AppEvent::Output => {}
+            AppEvent::Link { domain, event } => self.link_event(&domain, event),
+            AppEvent::Detach => self.detach_all(),
+            AppEvent::Ended { pane, result } => self.pane_ended(pane, result),
+            AppEvent::Prompt {
+                pane,
+                prompt,
+                reply,
+            } => {
+                self.message(format!(
+                    "pane {pane} asks to run a command on the host: {} then a to review",
+                    self.settings.keymap.prefix()
+                ));
+                self.escalations.push(pane, prompt, reply, Instant::now());
+            }
+            AppEvent::Withdrawn { request_id } => {
+                self.escalations.withdraw(&request_id, Instant::now())
+            }
+            AppEvent::Message(m) => self.message(m),
+        }
+    }
+}

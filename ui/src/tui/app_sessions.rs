@@ -1,0 +1,277 @@
+//! The TUI as a client of coordinator-owned sessions (issue #14): what its Domain links report,
+//! detaching (`ctrl-b d`, a lost terminal) versus ending its sessions on quit, showing again the
+//! sessions it had, and opening any running session from the session picker.
+
+use super::app::App;
+use super::event::AppEvent;
+use super::layout::{PaneId, Tab};
+use super::pane::Pane;
+use lazaret_client::link::LinkEvent;
+use lazaret_protocol::escalation::Decision;
+use lazaret_protocol::SessionId;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// No pane shows the session (a prompt offered to the control centre).
+pub const NO_PANE: PaneId = 0;
+
+impl App {
+    /// The pane showing `session`.
+    pub fn pane_of(&self, session: &str) -> Option<PaneId> {
+        self.panes
+            .values()
+            .find(|p| p.session().is_some_and(|s| s.as_str() == session))
+            .map(|p| p.id)
+    }
+
+    pub(super) fn link_event(&mut self, domain: &str, event: LinkEvent) {
+        match event {
+            LinkEvent::Started { token, session } => {
+                let pane = PaneId::try_from(token).unwrap_or(NO_PANE);
+                let link = self.links.get(domain);
+                match (self.panes.get_mut(&pane), link) {
+                    (Some(p), Some(link)) => p.started(link, session.session_id),
+                    // The pane was closed while its session started: end it again.
+                    (None, Some(link)) => link.end(&session.session_id),
+                    _ => {}
+                }
+            }
+            LinkEvent::StartFailed { token, reason } => {
+                let pane = PaneId::try_from(token).unwrap_or(NO_PANE);
+                self.pane_ended_with(pane, Err(reason));
+            }
+            LinkEvent::Exited {
+                session, status, ..
+            } => {
+                if let Some(pane) = self.pane_of(session.as_str()) {
+                    self.pane_ended_with(pane, status.ok_or_else(|| "the session ended".into()));
+                }
+            }
+            LinkEvent::Resized {
+                session,
+                rows,
+                cols,
+            } => {
+                if let Some(p) = self
+                    .pane_of(session.as_str())
+                    .and_then(|id| self.panes.get(&id))
+                {
+                    p.follow_session_size(rows, cols);
+                }
+            }
+            LinkEvent::Prompt(prompt) => {
+                let pane = self.pane_of(&prompt.session_id).unwrap_or(NO_PANE);
+                let Some(link) = self.links.get(domain) else {
+                    return;
+                };
+                let (reply, answer) = std::sync::mpsc::channel::<Decision>();
+                let request_id = prompt.request_id.clone();
+                std::thread::spawn(move || {
+                    if let Ok(decision) = answer.recv() {
+                        link.decide(request_id, decision);
+                    }
+                });
+                let whose = if pane == NO_PANE {
+                    format!("session {}", short(&prompt.session_id))
+                } else {
+                    format!("pane {pane}")
+                };
+                self.message(format!(
+                    "{whose} asks to run a command on the host: {} then a to review",
+                    self.settings.keymap.prefix()
+                ));
+                self.escalations.push(pane, prompt, reply, Instant::now());
+            }
+            LinkEvent::Withdrawn { request_id, .. } => {
+                self.escalations.withdraw(&request_id, Instant::now())
+            }
+            LinkEvent::Sessions(_) | LinkEvent::Attached { .. } => {}
+            LinkEvent::DomainState(state) => {
+                self.domain_states.insert(domain.to_owned(), state);
+            }
+            LinkEvent::Denials(entries) => {
+                self.domain_denials.insert(domain.to_owned(), entries);
+            }
+            LinkEvent::Error(message) => self.message(message),
+            LinkEvent::Gone(reason) => {
+                self.links.forget(domain);
+                let gone: Vec<PaneId> = self
+                    .panes
+                    .values()
+                    .filter(|p| p.plan.as_ref().is_some_and(|pl| pl.domain_id() == domain))
+                    .map(|p| p.id)
+                    .collect();
+                for pane in gone {
+                    self.pane_ended_with(
+                        pane,
+                        Err(format!(
+                            "the Domain's Session Coordinator went away: {reason}"
+                        )),
+                    );
+                }
+            }
+        }
+    }
+
+    fn pane_ended_with(&mut self, pane: PaneId, result: Result<i32, String>) {
+        let _ = self.events.send(AppEvent::Ended { pane, result });
+    }
+
+    /// `quit`: with sessions running, asks whether to end them or detach.
+    pub(super) fn ask_quit(&mut self) {
+        if self.panes.values().any(|p| p.session().is_some()) {
+            self.confirm_quit = true;
+        } else {
+            self.quit = true;
+        }
+    }
+
+    /// The answer to the quit question: `e` ends the sessions, `d` detaches, anything else
+    /// cancels.
+    pub(super) fn quit_key(&mut self, c: Option<char>) {
+        self.confirm_quit = false;
+        match c {
+            Some('e') => self.quit = true,
+            Some('d') => self.detach_all(),
+            _ => self.message("still here".into()),
+        }
+    }
+
+    /// Leaves the TUI; every session keeps running in its coordinator.
+    pub(super) fn detach_all(&mut self) {
+        self.detach_on_exit = true;
+        self.quit = true;
+    }
+
+    /// `session-picker`: every running Domain's sessions.
+    pub(super) fn open_picker(&mut self) {
+        match self.launcher.runtime_root() {
+            Ok(root) => self.picker = Some(super::picker::Picker::load(&root)),
+            Err(e) => self.message(format!("listing the sessions: {e:#}")),
+        }
+    }
+
+    /// Opens the picked session in a new tab.
+    pub(super) fn open_picked(&mut self, i: usize) {
+        let Some(picker) = self.picker.take() else {
+            return;
+        };
+        let Some(e) = picker.entries.get(i) else {
+            return;
+        };
+        if !e.session.hosted {
+            self.message(format!(
+                "session {} runs on the terminal of its `lazaret run` and cannot be shown here \
+                 (start sessions with `lazaret run --detachable` to attach to them)",
+                short(&e.session.session_id)
+            ));
+            return;
+        }
+        let opened = SessionId::parse(&e.session.session_id)
+            .map_err(anyhow::Error::from)
+            .and_then(|id| self.open_session(&e.workspace, &e.profile, id));
+        if let Err(err) = opened {
+            self.message(format!("opening the session: {err:#}"));
+        }
+    }
+
+    /// Shows again the sessions this TUI had: the detached sessions TUIs started, in every
+    /// running Domain of the user. Returns how many.
+    pub fn reattach(&mut self) -> usize {
+        let Ok(root) = self.launcher.runtime_root() else {
+            return 0;
+        };
+        let Ok(domains) = lazaret_client::locate::domains(&root) else {
+            return 0;
+        };
+        let mut n = 0;
+        for d in domains {
+            for s in &d.status.sessions {
+                if s.hosted && s.started_by == "tui" && s.attached.is_empty() {
+                    let Ok(id) = SessionId::parse(&s.session_id) else {
+                        continue;
+                    };
+                    if self
+                        .open_session(&d.status.workspace, &d.status.profile, id)
+                        .is_ok()
+                    {
+                        n += 1;
+                    }
+                }
+            }
+        }
+        n
+    }
+
+    /// Opens a running session in a new tab (or focuses the pane that shows it).
+    pub fn open_session(
+        &mut self,
+        workspace: &std::path::Path,
+        profile: &str,
+        session: SessionId,
+    ) -> anyhow::Result<()> {
+        if let Some(pane) = self.pane_of(session.as_str()) {
+            if let Some(t) = self.tabs.iter().position(|t| t.panes().contains(&pane)) {
+                self.tab = t;
+                self.tabs[t].focus = pane;
+            }
+            return Ok(());
+        }
+        let plan = Arc::new(self.launcher.resolve(workspace, Some(profile))?);
+        let link = self.links.get_or_open(&plan)?;
+        let id = self.take_pane_id();
+        let size = (
+            self.main_area.height.max(3) - 2,
+            self.main_area.width.max(3) - 2,
+        );
+        let pane = Pane::attach(
+            id,
+            plan,
+            link,
+            session,
+            size,
+            self.settings.scrollback,
+            self.events.clone(),
+        );
+        self.panes.insert(id, pane);
+        self.tabs.push(Tab::new(id));
+        self.tab = self.tabs.len() - 1;
+        Ok(())
+    }
+
+    /// Ends or detaches every pane's session, as the developer chose; after ending, waits
+    /// (bounded) until each Domain left without sessions has been torn down.
+    pub fn shut_down(&mut self, events: &std::sync::mpsc::Receiver<AppEvent>) {
+        let detach = self.detach_on_exit;
+        let mut domains = Vec::new();
+        for p in self.panes.values() {
+            if detach {
+                p.detach();
+            } else {
+                p.close();
+                if let Some(plan) = &p.plan {
+                    domains.push(plan.clone());
+                }
+            }
+        }
+        if !detach {
+            // The ends are sent; the sessions exit and leave their Domains.
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < deadline && self.panes.values().any(|p| p.session().is_some()) {
+                if let Ok(ev) = events.recv_timeout(Duration::from_millis(20)) {
+                    if matches!(ev, AppEvent::Link { .. } | AppEvent::Ended { .. }) {
+                        self.handle(ev);
+                    }
+                }
+            }
+        }
+        self.links.close_all();
+        for target in domains {
+            self.launcher.wait_if_last(&target);
+        }
+    }
+}
+
+fn short(s: &str) -> &str {
+    s.get(..12).unwrap_or(s)
+}

@@ -1,0 +1,263 @@
+//! One frame of the TUI: tab bar, panes, side panels, status bar, help overlay. Everything a
+//! sandbox chose (argv, justification, paths, DNS names, messages) goes through
+//! [`escape::visible`] before it reaches a cell; pane contents come from the emulator's grid,
+//! never as raw bytes.
+
+use super::app::{App, Focus};
+use super::pane::PaneStatus;
+use super::panels;
+use super::theme::Role;
+use crate::terminal::escape;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui::Frame;
+
+/// Splits the screen: tab bar, main area, side area (empty when panels are hidden), status.
+pub fn areas(full: Rect, panels: bool) -> (Rect, Rect, Rect, Rect) {
+    let [tabs, body, status] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(1),
+        Constraint::Length(1),
+    ])
+    .areas(full);
+    if !panels {
+        return (
+            tabs,
+            body,
+            Rect::new(body.right(), body.y, 0, body.height),
+            status,
+        );
+    }
+    let side = (body.width * 2 / 5).clamp(30, 64).min(body.width / 2);
+    let [main, side] =
+        Layout::horizontal([Constraint::Min(1), Constraint::Length(side)]).areas(body);
+    (tabs, main, side, status)
+}
+
+/// The inside of a pane's border.
+pub fn inner(r: Rect) -> Rect {
+    Rect::new(
+        r.x.saturating_add(1),
+        r.y.saturating_add(1),
+        r.width.saturating_sub(2),
+        r.height.saturating_sub(2),
+    )
+}
+
+/// Lays the current tab out in `app.main_area` and resizes its panes to fit.
+pub fn layout_panes(app: &mut App, full: Rect) {
+    let (_, main, side, _) = areas(full, app.panels);
+    app.main_area = main;
+    app.side_area = side;
+    app.pane_rects = app
+        .tabs
+        .get(app.tab)
+        .map(|t| t.rects(main))
+        .unwrap_or_default();
+    for (id, r) in &app.pane_rects {
+        if let Some(p) = app.panes.get(id) {
+            let i = inner(*r);
+            p.resize(i.height, i.width);
+        }
+    }
+}
+
+pub fn draw(frame: &mut Frame<'_>, app: &App) {
+    let theme = &app.settings.theme;
+    let (tabs, _, _, status) = areas(frame.area(), app.panels);
+    draw_tabs(frame, app, tabs);
+    let pending_panes: Vec<_> = app.escalations.pending.iter().map(|p| p.pane).collect();
+    let selected = app.escalations.selected_pane();
+    for (id, rect) in &app.pane_rects {
+        let Some(pane) = app.panes.get(id) else {
+            continue;
+        };
+        let focused = app.focused() == Some(*id) && app.focus == Focus::Panes;
+        let border = if selected == Some(*id) && app.focus == Focus::Escalations {
+            theme.style(Role::Highlight)
+        } else if pending_panes.contains(id) {
+            theme.style(Role::Pending)
+        } else if focused {
+            theme.style(Role::Focus)
+        } else {
+            theme.style(Role::Border)
+        };
+        let state = match &pane.status {
+            PaneStatus::Starting => "starting…".to_owned(),
+            PaneStatus::Running { session } => {
+                format!("session {}", session.chars().take(8).collect::<String>())
+            }
+            PaneStatus::Exited(c) => format!("exited {c}"),
+            PaneStatus::Failed(_) => "failed".to_owned(),
+        };
+        let mut title = format!(" {id} · {state} ");
+        if pending_panes.contains(id) {
+            title.push_str("· ESCALATION PENDING ");
+        }
+        if pane.scroll > 0 {
+            title.push_str(&format!("· scrolled {} ", pane.scroll));
+        }
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(border)
+            .title(Span::styled(title, border));
+        frame.render_widget(block, *rect);
+        let area = inner(*rect);
+        let emu = pane.emulator();
+        emu.draw(frame.buffer_mut(), area, pane.scroll);
+        if focused && !app.help {
+            if let Some((row, col)) = emu.cursor(pane.scroll) {
+                frame.set_cursor_position((area.x + col, area.y + row));
+            }
+        }
+    }
+    if app.panels && app.side_area.width > 0 {
+        panels::draw(frame, app, app.side_area);
+    }
+    draw_status(frame, app, status);
+    if app.help {
+        draw_help(frame, app);
+    }
+    if let Some(picker) = &app.picker {
+        super::picker::draw(frame, picker, &app.settings.theme);
+    }
+}
+
+fn draw_tabs(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let theme = &app.settings.theme;
+    let mut spans = vec![Span::styled(" lazaret ", theme.style(Role::Title))];
+    for (i, t) in app.tabs.iter().enumerate() {
+        let role = if i == app.tab {
+            Role::TabActive
+        } else {
+            Role::Tab
+        };
+        spans.push(Span::styled(
+            format!(
+                " tab {} ({} pane{}) ",
+                i + 1,
+                t.panes().len(),
+                if t.panes().len() == 1 { "" } else { "s" }
+            ),
+            theme.style(role),
+        ));
+    }
+    let n = app.escalations.pending.len();
+    if n > 0 {
+        spans.push(Span::styled(
+            format!(" {n} escalation{} pending ", if n == 1 { "" } else { "s" }),
+            theme.style(Role::Pending),
+        ));
+    }
+    let plan = app
+        .focused()
+        .and_then(|id| app.panes.get(&id))
+        .and_then(|p| p.plan.as_deref())
+        .unwrap_or(&app.plan);
+    spans.push(Span::styled(
+        format!(
+            " {} · {} ",
+            escape::visible(&plan.address.profile),
+            escape::visible(&plan.address.workspace.display().to_string())
+        ),
+        theme.style(Role::Dim),
+    ));
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let theme = &app.settings.theme;
+    let prefix = app.settings.keymap.prefix().to_string();
+    let mode = if app.prefix {
+        Span::styled(format!(" {prefix} … "), theme.style(Role::Pending))
+    } else {
+        match app.focus {
+            Focus::Panes => Span::styled(" PANE ", theme.style(Role::Status)),
+            Focus::Escalations => Span::styled(" ESCALATIONS ", theme.style(Role::Focus)),
+            Focus::Denials => Span::styled(" DENIALS ", theme.style(Role::Focus)),
+            Focus::DomainState => Span::styled(" DOMAIN ", theme.style(Role::Focus)),
+        }
+    };
+    if app.confirm_quit {
+        let line = Line::from(vec![
+            Span::styled(" quit: ", theme.style(Role::Focus)),
+            Span::styled(
+                "e ends this TUI's sessions · d detaches (they keep running; lazaret tui shows \
+                 them again) · any other key stays",
+                theme.style(Role::Text),
+            ),
+        ]);
+        frame.render_widget(Paragraph::new(line).style(theme.style(Role::Status)), area);
+        return;
+    }
+    if let Some(editor) = &app.asking {
+        let line = Line::from(vec![
+            Span::styled(" new pane in (DIR [PROFILE]): ", theme.style(Role::Focus)),
+            Span::styled(escape::visible(&editor.text()), theme.style(Role::Text)),
+            Span::styled(
+                " ",
+                theme
+                    .style(Role::Text)
+                    .add_modifier(ratatui::style::Modifier::REVERSED),
+            ),
+            Span::styled("  enter opens · esc cancels", theme.style(Role::Dim)),
+        ]);
+        frame.render_widget(Paragraph::new(line).style(theme.style(Role::Status)), area);
+        return;
+    }
+    let message = app
+        .messages
+        .front()
+        .map(|m| escape::visible(m))
+        .unwrap_or_default();
+    let line = Line::from(vec![
+        mode,
+        Span::styled(format!(" {message}"), theme.style(Role::Status)),
+        Span::styled(format!("  {prefix} ? help "), theme.style(Role::Dim)),
+    ]);
+    frame.render_widget(Paragraph::new(line).style(theme.style(Role::Status)), area);
+}
+
+fn draw_help(frame: &mut Frame<'_>, app: &App) {
+    let theme = &app.settings.theme;
+    let rows = app.settings.keymap.help();
+    let key_width = rows
+        .iter()
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(8)
+        + 2;
+    let full = frame.area();
+    let w = (key_width as u16 + 64).min(full.width);
+    let h = (rows.len() as u16 + 2).min(full.height);
+    let area = Rect::new(
+        full.x + (full.width - w) / 2,
+        full.y + (full.height - h) / 2,
+        w,
+        h,
+    );
+    let lines: Vec<Line<'_>> = rows
+        .iter()
+        .map(|(k, what)| {
+            Line::from(vec![
+                Span::styled(format!("{k:<key_width$}"), theme.style(Role::HelpKey)),
+                Span::styled(what.clone(), theme.style(Role::Text)),
+            ])
+        })
+        .collect();
+    frame.render_widget(Clear, area);
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(
+                Block::default()
+                    .borders(Borders::ALL)
+                    .border_style(theme.style(Role::Focus))
+                    .title(" keys (any key closes) "),
+            )
+            .style(Style::default()),
+        area,
+    );
+}

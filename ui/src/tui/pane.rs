@@ -1,0 +1,246 @@
+//! A pane: an attachment to one coordinator-owned session (issue #14) and the emulator its
+//! output is parsed into. The session's process and terminal live in the Session Coordinator:
+//! closing the TUI, or losing its terminal, only detaches. The link's thread parses output
+//! into the emulator (at most one chunk per hold of its lock) and marks the pane dirty; the UI
+//! thread draws from the emulator and sends input through the link.
+
+use super::emulator::{new_emulator, Emulator};
+use super::event::{AppEvent, AppSender};
+use super::layout::PaneId;
+use super::links::Links;
+use lazaret_client::link::{DomainLink, SessionSink};
+use lazaret_client::target::Target;
+use lazaret_protocol::SessionId;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PaneStatus {
+    Starting,
+    Running { session: String },
+    Exited(i32),
+    Failed(String),
+}
+
+/// What the pane's link thread and the UI share.
+pub struct PaneShared {
+    emulator: Mutex<Box<dyn Emulator>>,
+    /// The session this pane is attached to, and its link.
+    target: Mutex<Option<(Arc<DomainLink>, SessionId)>>,
+    /// Set when there is something new to draw; cleared by the UI when drawn.
+    dirty: AtomicBool,
+    /// The pane's own size (its place in the layout).
+    size: Mutex<(u16, u16)>,
+    events: Mutex<Option<AppSender>>,
+}
+
+pub struct Pane {
+    pub id: PaneId,
+    /// The Domain and command of the pane's session (none for an offline pane).
+    pub plan: Option<Arc<Target>>,
+    pub status: PaneStatus,
+    /// Lines scrolled back into the history (0: following the output).
+    pub scroll: usize,
+    shared: Arc<PaneShared>,
+}
+
+fn lock<T: ?Sized>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Output of the session: parsed into the pane's emulator. The emulator's answers to terminal
+/// queries are dropped: the coordinator's copy of the terminal answers them (once).
+struct Sink(Arc<PaneShared>);
+
+impl SessionSink for Sink {
+    fn output(&self, bytes: &[u8]) {
+        {
+            let mut emu = lock(&self.0.emulator);
+            emu.process(bytes);
+            let _ = emu.take_replies();
+        }
+        if !self.0.dirty.swap(true, Ordering::SeqCst) {
+            if let Some(tx) = lock(&self.0.events).as_ref() {
+                let _ = tx.send(AppEvent::Output);
+            }
+        }
+    }
+}
+
+impl Pane {
+    /// Starts a new session of `plan`'s Domain in a new pane of `rows`×`cols`; the Domain's link
+    /// is opened in the background. [`AppEvent::Link`] `Started` (token = pane id) follows.
+    pub fn start(
+        id: PaneId,
+        plan: Arc<Target>,
+        (rows, cols): (u16, u16),
+        scrollback: usize,
+        events: AppSender,
+        links: Arc<Links>,
+    ) -> Pane {
+        let shared = Arc::new(PaneShared::new(
+            (rows, cols),
+            scrollback,
+            Some(events.clone()),
+        ));
+        let sink: Arc<dyn SessionSink> = Arc::new(Sink(shared.clone()));
+        let for_thread = plan.clone();
+        std::thread::spawn(move || match links.get_or_open(&for_thread) {
+            Ok(link) => link.start(
+                u64::from(id),
+                for_thread.command.clone(),
+                for_thread.sandbox_cwd.clone(),
+                (rows.max(1), cols.max(1)),
+                for_thread.fingerprint.clone(),
+                sink,
+            ),
+            Err(e) => {
+                let _ = events.send(AppEvent::Ended {
+                    pane: id,
+                    result: Err(format!("{e:#}")),
+                });
+            }
+        });
+        Pane {
+            id,
+            plan: Some(plan),
+            status: PaneStatus::Starting,
+            scroll: 0,
+            shared,
+        }
+    }
+
+    /// A pane attached to a running session (re-attach, session picker).
+    pub fn attach(
+        id: PaneId,
+        plan: Arc<Target>,
+        link: Arc<DomainLink>,
+        session: SessionId,
+        (rows, cols): (u16, u16),
+        scrollback: usize,
+        events: AppSender,
+    ) -> Pane {
+        let shared = Arc::new(PaneShared::new((rows, cols), scrollback, Some(events)));
+        let sink: Arc<dyn SessionSink> = Arc::new(Sink(shared.clone()));
+        let history = u32::try_from(scrollback).unwrap_or(u32::MAX);
+        link.attach(session.clone(), (rows.max(1), cols.max(1)), history, sink);
+        let status = PaneStatus::Running {
+            session: session.as_str().to_owned(),
+        };
+        *lock(&shared.target) = Some((link, session));
+        Pane {
+            id,
+            plan: Some(plan),
+            status,
+            scroll: 0,
+            shared,
+        }
+    }
+
+    /// A pane with no session behind it: its emulator is fed by the caller (snapshot tests of
+    /// the UI, benchmarks of the drawing path).
+    pub fn offline(id: PaneId, (rows, cols): (u16, u16), scrollback: usize) -> Pane {
+        Pane {
+            id,
+            plan: None,
+            status: PaneStatus::Running {
+                session: "0123456789abcdef".into(),
+            },
+            scroll: 0,
+            shared: Arc::new(PaneShared::new((rows, cols), scrollback, None)),
+        }
+    }
+
+    /// The session started: the pane is attached to it.
+    pub fn started(&mut self, link: Arc<DomainLink>, session: SessionId) {
+        self.status = PaneStatus::Running {
+            session: session.as_str().to_owned(),
+        };
+        *lock(&self.shared.target) = Some((link, session));
+    }
+
+    /// The session this pane shows.
+    pub fn session(&self) -> Option<SessionId> {
+        lock(&self.shared.target).as_ref().map(|(_, s)| s.clone())
+    }
+
+    /// Sends input to the pane's session (dropped while it is not attached). The session takes
+    /// this pane's size again if another client had changed it.
+    pub fn write(&self, bytes: &[u8]) {
+        let size = *lock(&self.shared.size);
+        {
+            let mut emu = lock(&self.shared.emulator);
+            if emu.size() != size {
+                emu.resize(size.0, size.1);
+            }
+        }
+        if let Some((link, session)) = lock(&self.shared.target).as_ref() {
+            link.input(session, bytes);
+        }
+    }
+
+    /// Resizes the pane; its session follows (the program gets SIGWINCH).
+    pub fn resize(&self, rows: u16, cols: u16) {
+        let (rows, cols) = (rows.max(1), cols.max(1));
+        {
+            let mut size = lock(&self.shared.size);
+            if *size == (rows, cols) {
+                return;
+            }
+            *size = (rows, cols);
+        }
+        lock(&self.shared.emulator).resize(rows, cols);
+        if let Some((link, session)) = lock(&self.shared.target).as_ref() {
+            link.resize(session, (rows, cols));
+        }
+    }
+
+    /// Another client made the session this size: shown at that size until this pane is used.
+    pub fn follow_session_size(&self, rows: u16, cols: u16) {
+        lock(&self.shared.emulator).resize(rows.max(1), cols.max(1));
+        self.shared.dirty.store(true, Ordering::SeqCst);
+    }
+
+    /// The emulator, for drawing and input encoding (hold briefly).
+    pub fn emulator(&self) -> MutexGuard<'_, Box<dyn Emulator>> {
+        lock(&self.shared.emulator)
+    }
+
+    /// Whether there is new output since the last call.
+    pub fn take_dirty(&self) -> bool {
+        self.shared.dirty.swap(false, Ordering::SeqCst)
+    }
+
+    /// Ends the pane's session (its command is hung up).
+    pub fn close(&self) {
+        if let Some((link, session)) = lock(&self.shared.target).as_ref() {
+            link.end(session);
+        }
+    }
+
+    /// Detaches the pane: its session keeps running in the coordinator.
+    pub fn detach(&self) {
+        if let Some((link, session)) = lock(&self.shared.target).take() {
+            link.detach(&session);
+        }
+    }
+
+    /// The session ended: its modes no longer apply to input, nothing can be written to it.
+    pub fn ended(&self) {
+        *lock(&self.shared.target) = None;
+        lock(&self.shared.emulator).reset_modes();
+        self.shared.dirty.store(true, Ordering::SeqCst);
+    }
+}
+
+impl PaneShared {
+    fn new((rows, cols): (u16, u16), scrollback: usize, events: Option<AppSender>) -> PaneShared {
+        PaneShared {
+            emulator: Mutex::new(new_emulator(rows.max(1), cols.max(1), scrollback)),
+            target: Mutex::new(None),
+            dirty: AtomicBool::new(false),
+            size: Mutex::new((rows.max(1), cols.max(1))),
+            events: Mutex::new(events),
+        }
+    }
+}

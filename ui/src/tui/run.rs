@@ -1,0 +1,152 @@
+//! The TUI's loop: one thread reads the host terminal, pane readers and pollers send events,
+//! and this loop applies them and renders — at most one frame per [`FRAME`], each pane's
+//! output coalesced into that frame, so a flood in one pane never delays keys or other panes.
+
+use super::app::App;
+use super::draw;
+use super::event::AppEvent;
+use super::screen::Screen;
+use super::settings::Settings;
+use anyhow::Context;
+use lazaret_client::target::Launcher;
+use ratatui::backend::CrosstermBackend;
+use ratatui::Terminal;
+use std::io::Write;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Shortest time between two frames.
+const FRAME: Duration = Duration::from_millis(8);
+
+/// What `lazaret tui` was asked for.
+#[derive(Clone, Debug, Default)]
+pub struct TuiOptions {
+    pub profile: Option<String>,
+    /// What each new pane runs (empty: the profile's command).
+    pub command: Vec<String>,
+    /// The directory of the developer's settings (`tui.toml`, themes).
+    pub config_dir: std::path::PathBuf,
+}
+
+/// Runs the control centre until it is quit or detached. `launcher` is the engine's side:
+/// it resolves the workspace of the current directory and opens links to coordinators.
+pub fn run(launcher: Arc<dyn Launcher>, opts: &TuiOptions) -> anyhow::Result<i32> {
+    if !crate::terminal::stdin_is_terminal() {
+        anyhow::bail!(
+            "lazaret tui needs a terminal (stdin is not one); for scripts use `lazaret run` or \
+             `lazaret exec`"
+        );
+    }
+    let settings = Settings::load(&opts.config_dir).map_err(|e| anyhow::anyhow!(e))?;
+    let cwd = std::env::current_dir().context("reading the current directory")?;
+    let mut target = launcher.resolve(&cwd, opts.profile.as_deref())?;
+    if !opts.command.is_empty() {
+        target.command = opts.command.clone();
+    }
+    let plan = Arc::new(target);
+    let (tx, rx) = mpsc::channel();
+    let screen = Screen::enter(tx.clone())?;
+    let mut terminal =
+        Terminal::new(CrosstermBackend::new(std::io::stdout())).context("starting the TUI")?;
+    let input = tx.clone();
+    std::thread::spawn(move || {
+        while let Ok(ev) = crossterm::event::read() {
+            if input.send(AppEvent::Input(ev)).is_err() {
+                break;
+            }
+        }
+    });
+    let mut app = App::new(plan, settings, tx.clone(), launcher);
+    let full = terminal.size().context("reading the terminal size")?;
+    draw::layout_panes(&mut app, full.into());
+    // The sessions this TUI had are shown again; a new one starts when there were none.
+    if app.reattach() == 0 {
+        app.open_tab();
+    }
+    // A lost terminal (SIGHUP) or SIGTERM detaches: the sessions never die with the TUI.
+    let detach = tx.clone();
+    let signals = crate::terminal::signals::SignalForwarder::start(
+        move |_| {
+            let _ = detach.send(AppEvent::Detach);
+        },
+        || {},
+    )?;
+    let result = event_loop(&mut app, &mut terminal, &rx);
+    drop(signals);
+    app.message(if app.detach_on_exit {
+        "detaching…".into()
+    } else {
+        "ending the sessions…".into()
+    });
+    let _ = render(&mut app, &mut terminal);
+    app.shut_down(&rx);
+    drop(terminal);
+    drop(screen);
+    if app.detach_on_exit {
+        eprintln!(
+            "lazaret: detached; the sessions keep running (`lazaret ps` lists them, `lazaret tui` \
+             shows them again)"
+        );
+    }
+    result.map(|_| 0)
+}
+
+fn render(
+    app: &mut App,
+    terminal: &mut Terminal<CrosstermBackend<std::io::Stdout>>,
+) -> anyhow::Result<()> {
+    let full = terminal.size().context("reading the terminal size")?;
+    draw::layout_panes(app, full.into());
+    app.follow_focus();
+    for p in app.panes.values() {
+        p.take_dirty();
+    }
+    let mut out = std::io::stdout();
+    // One synchronized update per frame: no tearing in terminals that support it.
+    let _ = crossterm::execute!(out, crossterm::terminal::BeginSynchronizedUpdate);
+    let drawn = terminal.draw(|f| draw::draw(f, app));
+    let _ = crossterm::execute!(out, crossterm::terminal::EndSynchronizedUpdate);
+    let _ = out.flush();
+    drawn.context("drawing the TUI")?;
+    Ok(())
+}
+
+fn event_loop(
+    app: &mut App,
+    terminal: &mut Terminal<CrosstermBackend<std::io::Stdout>>,
+    rx: &mpsc::Receiver<AppEvent>,
+) -> anyhow::Result<()> {
+    let mut last = Instant::now() - FRAME;
+    loop {
+        if app.needs_render {
+            // Within FRAME of the last frame: gather more before drawing (a flood of output
+            // costs one frame per FRAME, not one per read).
+            loop {
+                let due = last + FRAME;
+                let now = Instant::now();
+                if now >= due {
+                    break;
+                }
+                match rx.recv_timeout(due - now) {
+                    Ok(ev) => app.handle(ev),
+                    Err(RecvTimeoutError::Timeout) => break,
+                    Err(RecvTimeoutError::Disconnected) => return Ok(()),
+                }
+            }
+            render(app, terminal)?;
+            app.needs_render = false;
+            last = Instant::now();
+        }
+        if app.quit {
+            return Ok(());
+        }
+        match rx.recv() {
+            Ok(ev) => app.handle(ev),
+            Err(_) => return Ok(()),
+        }
+        while let Ok(ev) = rx.try_recv() {
+            app.handle(ev);
+        }
+    }
+}
