@@ -1,6 +1,6 @@
 //! The coordinator's engine: Client Session registration, attach and leave over the protocol
 //! core, independent of any transport. The socket server ([`super::server`]) drives it for
-//! remote CLIs; [`super::local::LocalSession`] drives it in-process (for `lazaret tui`).
+//! Client Sessions and clients; [`super::hosted`] drives it for coordinator-owned sessions.
 
 use super::event::Event;
 use super::registry::Registry;

@@ -17,7 +17,6 @@ pub mod hosted;
 pub mod invariants;
 pub mod launch;
 mod lifecycle;
-pub mod local;
 pub mod paths;
 mod prompt;
 pub mod registry;

@@ -1,6 +1,6 @@
-//! One client interface to a Domain's engine, whether it runs in this process (`lazaret tui`:
-//! [`super::local::LocalSession`]) or in a detached coordinator over the socket (`lazaret run`,
-//! `lazaret exec`: [`super::client::ClientSession`]).
+//! A Client Session whose command its own CLI runs (`lazaret run`, `lazaret exec`:
+//! [`super::client::ClientSession`], over the coordinator's socket). There is no in-process
+//! engine: every front end is a client of the detached coordinator (issue #14).
 
 use crate::terminal::cancel::Cancel;
 use lazaret_protocol::SessionId;
