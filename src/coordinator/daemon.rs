@@ -5,7 +5,7 @@
 //! (held for the coordinator's whole life, OR-1), and fd 4, a pipe on which it reports `ready`
 //! or the error that stopped it.
 
-use super::core::next_stop;
+use super::driver::stop_in_order;
 use super::engine::{Engine, EngineConfig};
 use super::event::Event;
 use super::registry::Registry;
@@ -89,24 +89,19 @@ fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> an
     let image = SidecarImage::locate()?;
     let mut runtime = DomainRuntime::new(podman, domain.clone());
     let images = layout.storage_root().join("images");
-    // bring_up carries out the model's MountStateAnchor, StartSidecar, InstallPolicy and
-    // StartSandbox in that order; the trace records them once it returns.
-    registry.record(Event::MountStateAnchor)?;
-    registry.record(Event::StartSidecar)?;
-    let notices = match runtime.bring_up(&profile, &image, &images, &wrapper) {
-        Ok(notices) => notices,
-        Err(e) => {
-            let _ = registry.record(Event::Fail);
-            let _ = stop_in_order(&mut registry, &mut runtime);
-            return Err(e);
-        }
+    // The core decides MountStateAnchor, StartSidecar, InstallPolicy and StartSandbox; the
+    // driver carries them out (and recovers on failure).
+    let how = super::driver::BringUp {
+        profile: &profile,
+        image: &image,
+        images: &images,
+        wrapper: &wrapper,
     };
+    let notices = super::driver::bring_up(&mut registry, &mut runtime, &how)?;
     // The startup leader's CLI prints these before its session starts.
     for notice in notices {
         let _ = writeln!(ready, "note: {}", notice.replace('\n', " "));
     }
-    registry.record(Event::InstallPolicy)?;
-    registry.record(Event::StartSandbox)?;
 
     let socket = paths::socket(&domain);
     let _ = std::fs::remove_file(&socket);
@@ -197,28 +192,6 @@ fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> an
     outcome?;
     down?;
     Ok(0)
-}
-
-/// Recovery and teardown in the model's order (§3.2, FR-7): each step the core allows next is
-/// carried out, then recorded. Whatever the model believes, the runtime is finally torn down.
-fn stop_in_order(reg: &mut Registry, runtime: &mut DomainRuntime) -> anyhow::Result<()> {
-    while let Some(event) = next_stop(reg.state()) {
-        let done = match event {
-            Event::StopSandbox => runtime.stop_sandbox(),
-            Event::StopSidecar => runtime.stop_sidecar(),
-            Event::UnmountStateAnchor => runtime.release_state_anchors(),
-            _ => Ok(()),
-        };
-        if let Err(e) = done {
-            tracing::error!("{e:#}");
-            runtime.tear_down()?;
-            return Err(e);
-        }
-        if reg.record(event).is_err() {
-            break;
-        }
-    }
-    runtime.tear_down()
 }
 
 /// How often the coordinator checks that the Network Sidecar still runs.

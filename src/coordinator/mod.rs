@@ -9,6 +9,7 @@ mod client_conn;
 pub mod core;
 pub mod daemon;
 pub mod domain_state;
+pub mod driver;
 pub mod effect;
 pub mod engine;
 mod escalation;

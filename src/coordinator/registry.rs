@@ -3,6 +3,7 @@
 //! in a trace that tests replay against the model (trace conformance).
 
 use super::core::Rejected;
+use super::effect::Effect;
 use super::event::Event;
 use super::state::{CliId, State};
 use super::viewers::ViewerId;
@@ -40,24 +41,25 @@ impl Registry {
         &self.state
     }
 
-    /// Applies one event; a rejected event leaves the state unchanged and is logged.
-    pub fn record(&mut self, event: Event) -> Result<(), Rejected> {
+    /// Applies one event and returns the effects the core asks for; a rejected event leaves
+    /// the state unchanged and is logged.
+    pub fn record(&mut self, event: Event) -> Result<Vec<Effect>, Rejected> {
         self.record_quiet(event)
             .inspect_err(|e| tracing::warn!("protocol step refused: {e}"))
     }
 
     /// As [`Self::record`], for steps that are expected to be refused at times (an escalation
     /// request of a session that has just left): the refusal is logged at debug level only.
-    pub fn record_quiet(&mut self, event: Event) -> Result<(), Rejected> {
+    pub fn record_quiet(&mut self, event: Event) -> Result<Vec<Effect>, Rejected> {
         match self.state.apply(&event) {
-            Ok(_effects) => {
+            Ok(effects) => {
                 if let Some(f) = self.trace.as_mut() {
                     if let Ok(line) = serde_json::to_string(&event) {
                         let _ = writeln!(f, "{line}");
                     }
                 }
                 tracing::debug!(event = event.name(), "protocol step");
-                Ok(())
+                Ok(effects)
             }
             Err(e) => {
                 tracing::debug!("protocol step refused: {e}");

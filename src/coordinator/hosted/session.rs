@@ -44,7 +44,12 @@ pub struct HostedSession {
     writer: Mutex<Option<Box<dyn Write + Send>>>,
     master: Mutex<Option<Box<dyn MasterPty + Send>>>,
     killer: Mutex<Option<Box<dyn ChildKiller + Send + Sync>>>,
+    /// The session's `podman exec` process.
+    pid: Option<u32>,
 }
+
+/// How long an ended session's process may take to go after its hangup before it is killed.
+pub const KILL_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
 
 fn lock<T: ?Sized>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -94,6 +99,7 @@ impl HostedSession {
             writer: Mutex::new(Some(writer)),
             master: Mutex::new(Some(master)),
             killer: Mutex::new(Some(child.clone_killer())),
+            pid: child.process_id(),
         });
         let me = session.clone();
         std::thread::Builder::new()
@@ -248,11 +254,25 @@ impl HostedSession {
         st.screen.redraw(0)
     }
 
-    /// Ends the session: its process is hung up (and, by the PTY closing, the command with it).
-    pub fn kill(&self) {
+    /// Ends the session: its process is hung up, and killed after [`KILL_GRACE`] if it is
+    /// still there (a command that ignores SIGHUP cannot keep its session, or the Domain,
+    /// alive).
+    pub fn kill(self: &Arc<Self>) {
         if let Some(k) = lock(&self.killer).as_mut() {
             let _ = k.kill();
         }
+        let me = self.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(KILL_GRACE);
+            let pid = me.pid.and_then(|p| i32::try_from(p).ok());
+            if let (None, Some(pid)) = (me.exit(), pid) {
+                tracing::warn!(session = %me.id.as_str(), "the session's process ignored its hangup; killing it");
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+        });
     }
 
     pub fn exit(&self) -> Option<Exit> {
