@@ -19,6 +19,7 @@ use lazaret_protocol::framing::{self, Frame, FrameError};
 use lazaret_protocol::messages::{ClientMessage, CoordinatorMessage};
 use lazaret_protocol::SessionId;
 use std::io::{Read, Write};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio::sync::mpsc;
 
@@ -39,6 +40,35 @@ enum Cmd {
     Redraw,
     Detach,
     Decided(String, Option<Decision>),
+}
+
+/// Output chunks queued for the terminal beyond which this client drops output and, once the
+/// terminal has caught up, asks for a fresh redraw (at most 256 × 1 MiB frames).
+const BEHIND_AFTER: usize = 256;
+
+/// How often a client that fell behind checks whether its terminal caught up.
+const CATCH_UP_CHECK: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Output on its way to the terminal's writer thread.
+struct Output {
+    tx: std::sync::mpsc::Sender<lazaret_protocol::framing::Bytes>,
+    /// Chunks queued and not written yet.
+    queued: Arc<AtomicUsize>,
+    /// Output was dropped: a redraw is due once the terminal caught up.
+    behind: bool,
+}
+
+impl Output {
+    /// Queues a chunk, or drops it when the terminal is too far behind; false when the
+    /// writer is gone.
+    fn push(&mut self, bytes: lazaret_protocol::framing::Bytes) -> bool {
+        if self.behind || self.queued.load(Ordering::SeqCst) >= BEHIND_AFTER {
+            self.behind = true;
+            return true;
+        }
+        self.queued.fetch_add(1, Ordering::SeqCst);
+        self.tx.send(bytes).is_ok()
+    }
 }
 
 /// Modes a session may have left on, turned off when the terminal is handed back.
@@ -82,7 +112,11 @@ pub fn run(
     }));
     // Output is written by its own thread: a prompt holds the gate's output while it owns the
     // terminal, and the connection must keep running meanwhile (its decision goes over it).
+    // Bounded (see [`Output`]): a terminal that stops taking output never makes this client
+    // hold the session's output without limit.
     let (out_tx, out_rx) = std::sync::mpsc::channel::<lazaret_protocol::framing::Bytes>();
+    let queued = Arc::new(AtomicUsize::new(0));
+    let written = queued.clone();
     let out_gate = gate.clone();
     let writer = std::thread::spawn(move || {
         let mut stdout = std::io::stdout();
@@ -91,15 +125,18 @@ pub fn run(
             let mut filter = out_gate.output();
             filtered.clear();
             filter.filter(&bytes, &mut filtered);
-            if stdout
-                .write_all(&filtered)
-                .and_then(|_| stdout.flush())
-                .is_err()
-            {
+            let done = stdout.write_all(&filtered).and_then(|_| stdout.flush());
+            written.fetch_sub(1, Ordering::SeqCst);
+            if done.is_err() {
                 break;
             }
         }
     });
+    let out = Output {
+        tx: out_tx,
+        queued,
+        behind: false,
+    };
     // Stdin is read until the process ends; this thread is not joined (a read may block).
     let in_gate = gate.clone();
     let input = cmd_tx.clone();
@@ -128,7 +165,7 @@ pub fn run(
         }
     });
     let outcome = rt.block_on(pump(
-        &mut conn, &session, attach_now, &mut cmds, cmd_tx, out_tx, prompter,
+        &mut conn, &session, attach_now, &mut cmds, cmd_tx, out, prompter,
     ));
     let _ = writer.join();
     drop(signals);
@@ -144,7 +181,7 @@ async fn pump(
     attach_now: bool,
     cmds: &mut mpsc::UnboundedReceiver<Cmd>,
     answers: mpsc::UnboundedSender<Cmd>,
-    out: std::sync::mpsc::Sender<lazaret_protocol::framing::Bytes>,
+    mut out: Output,
     prompter: Arc<dyn Prompter>,
 ) -> anyhow::Result<Outcome> {
     let c = &mut conn.conn;
@@ -161,8 +198,24 @@ async fn pump(
     let mut channel: Option<u32> = None;
     let mut open = OpenPrompts::default();
     let mut detaching = false;
+    let mut tick = tokio::time::interval(CATCH_UP_CHECK);
     loop {
         tokio::select! {
+            _ = tick.tick(), if out.behind => {
+                // The terminal took what was queued: a fresh redraw replaces what was dropped.
+                if out.queued.load(Ordering::SeqCst) == 0 {
+                    out.behind = false;
+                    channel = None;
+                    let (rows, cols) = terminal_size();
+                    let msg = ClientMessage::AttachSession {
+                        session_id: session.clone(),
+                        rows,
+                        cols,
+                        history: 0,
+                    };
+                    framing::send(c, &msg).await?;
+                }
+            }
             Some(cmd) = cmds.recv() => match cmd {
                 Cmd::Input(bytes) => {
                     if let Some(ch) = channel {
@@ -205,7 +258,7 @@ async fn pump(
             },
             frame = framing::recv_frame::<_, CoordinatorMessage>(c) => match frame {
                 Ok(Frame::Data { channel: ch, bytes }) => {
-                    if channel.is_none_or(|mine| mine == ch) && out.send(bytes).is_err() {
+                    if channel.is_none_or(|mine| mine == ch) && !out.push(bytes) {
                         return Ok(Outcome::Gone("the terminal output failed".into()));
                     }
                 }
