@@ -52,6 +52,13 @@ pub enum LinkEvent {
         request_id: String,
         reason: String,
     },
+    /// Scrollback lines of an attached session (answer to [`DomainLink::history`]).
+    History {
+        session: SessionId,
+        from_end: u32,
+        total: u32,
+        lines: Vec<lazaret_protocol::screen::ScreenLine>,
+    },
     /// The Domain's state (for a control centre).
     DomainState(lazaret_protocol::domain_state::DomainView),
     /// The Domain's network denials, newest first.
@@ -78,6 +85,7 @@ enum Cmd {
         sink: Arc<dyn SessionSink>,
     },
     Detach(SessionId),
+    History(SessionId, u32, u32),
     Input(SessionId, Vec<u8>),
     Resize(SessionId, (u16, u16)),
     End(SessionId),
@@ -171,6 +179,12 @@ impl DomainLink {
 
     pub fn resize(&self, session: &SessionId, size: (u16, u16)) {
         self.send(Cmd::Resize(session.clone(), size));
+    }
+
+    /// Asks for `count` scrollback lines ending `from_end` before the newest
+    /// ([`LinkEvent::History`]).
+    pub fn history(&self, session: &SessionId, from_end: u32, count: u32) {
+        self.send(Cmd::History(session.clone(), from_end, count));
     }
 
     /// Ends a session (its command is hung up).
@@ -308,6 +322,11 @@ async fn command(
             }
             return Ok(());
         }
+        Cmd::History(session, from_end, count) => ClientMessage::History {
+            session_id: session,
+            from_end,
+            count,
+        },
         Cmd::Resize(session, (rows, cols)) => ClientMessage::ResizeSession {
             session_id: session,
             rows,
@@ -407,6 +426,17 @@ async fn message(
         }),
         CoordinatorMessage::Sessions { sessions } => events(LinkEvent::Sessions(sessions)),
         CoordinatorMessage::DomainState { state } => events(LinkEvent::DomainState(state)),
+        CoordinatorMessage::HistoryLines {
+            session_id,
+            from_end,
+            total,
+            lines,
+        } => events(LinkEvent::History {
+            session: session_id,
+            from_end,
+            total,
+            lines,
+        }),
         CoordinatorMessage::Denials { entries } => events(LinkEvent::Denials(entries)),
         CoordinatorMessage::EscalationPrompt { prompt } => events(LinkEvent::Prompt(prompt)),
         CoordinatorMessage::EscalationWithdrawn { request_id, reason } => {

@@ -38,6 +38,9 @@ use tokio::io::{AsyncRead, AsyncWrite};
 /// The protocol version this build speaks best.
 pub const PROTOCOL_VERSION: u32 = 2;
 
+/// Most scrollback lines one `history` request gets.
+pub const MAX_HISTORY_LINES: u32 = 500;
+
 /// Most denial entries one `denials` message carries.
 pub const MAX_DENIALS: usize = 500;
 
@@ -123,6 +126,14 @@ pub enum ClientMessage {
         rows: u16,
         cols: u16,
     },
+    /// Asks for `count` (at most [`MAX_HISTORY_LINES`]) scrollback lines of an attached
+    /// session, ending `from_end` lines before the newest: a client scrolled back shows them
+    /// (clients keep no scrollback of their own).
+    History {
+        session_id: SessionId,
+        from_end: u32,
+        count: u32,
+    },
     /// Ends a coordinator-owned session: its process is hung up and then killed.
     EndSession { session_id: SessionId },
     /// Asks for the Domain's sessions.
@@ -193,6 +204,14 @@ pub enum CoordinatorMessage {
     },
     /// The Domain's sessions (answer to [`ClientMessage::ListSessions`]).
     Sessions { sessions: Vec<SessionInfo> },
+    /// Scrollback lines (answer to [`ClientMessage::History`]), oldest first; `total` lines are
+    /// kept now.
+    HistoryLines {
+        session_id: SessionId,
+        from_end: u32,
+        total: u32,
+        lines: Vec<crate::screen::ScreenLine>,
+    },
     /// The Domain's state, sent to control centres when it changes.
     DomainState {
         state: crate::domain_state::DomainView,
@@ -435,6 +454,7 @@ fn kind(msg: &CoordinatorMessage) -> &'static str {
         CoordinatorMessage::Sessions { .. } => "sessions",
         CoordinatorMessage::SessionResized { .. } => "session_resized",
         CoordinatorMessage::DomainState { .. } => "domain_state",
+        CoordinatorMessage::HistoryLines { .. } => "history_lines",
         CoordinatorMessage::Denials { .. } => "denials",
     }
 }

@@ -151,6 +151,22 @@ async fn request(
             Ok(()) => return Ok(()),
             Err(why) => error(why),
         },
+        ClientMessage::History {
+            session_id,
+            from_end,
+            count,
+        } => {
+            let count = count.min(lazaret_protocol::messages::MAX_HISTORY_LINES);
+            match host.history(&session_id, from_end as usize, count as usize) {
+                Ok((total, lines)) => CoordinatorMessage::HistoryLines {
+                    session_id,
+                    from_end,
+                    total: u32::try_from(total).unwrap_or(u32::MAX),
+                    lines,
+                },
+                Err(why) => error(why),
+            }
+        }
         ClientMessage::ListSessions {} => CoordinatorMessage::Sessions {
             sessions: host.list(),
         },

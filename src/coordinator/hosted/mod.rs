@@ -321,6 +321,16 @@ impl SessionHost {
         }
     }
 
+    /// Scrollback lines of a running session: `(total kept, lines)`.
+    pub fn history(
+        &self,
+        id: &SessionId,
+        from_end: usize,
+        count: usize,
+    ) -> Result<(usize, Vec<lazaret_protocol::screen::ScreenLine>), String> {
+        Ok(self.running(id.as_str())?.history(from_end, count))
+    }
+
     /// Ends a session: its process is hung up; the rest follows its exit.
     pub fn end(&self, key: ViewerKey, id: &SessionId) -> Result<(), String> {
         let session = self.running(id.as_str())?;

@@ -34,6 +34,20 @@ impl ScreenState {
         self.screen.size()
     }
 
+    /// Lines kept in the compact scrollback.
+    pub fn history_len(&self) -> usize {
+        self.screen.history_len()
+    }
+
+    /// `count` scrollback lines ending `from_end` before the newest, oldest first.
+    pub fn history_range(
+        &self,
+        from_end: usize,
+        count: usize,
+    ) -> Vec<lazaret_protocol::screen::ScreenLine> {
+        self.screen.history_range(from_end, count)
+    }
+
     /// The bytes that make a fresh terminal of the same size show this state, after up to
     /// `history` lines of scrollback.
     pub fn redraw(&self, history: usize) -> Vec<u8> {

@@ -254,6 +254,19 @@ impl HostedSession {
         st.screen.redraw(0)
     }
 
+    /// Scrollback lines for a client scrolled back: `(total kept, lines)`.
+    pub fn history(
+        &self,
+        from_end: usize,
+        count: usize,
+    ) -> (usize, Vec<lazaret_protocol::screen::ScreenLine>) {
+        let st = lock(&self.state);
+        (
+            st.screen.history_len(),
+            st.screen.history_range(from_end, count),
+        )
+    }
+
     /// Ends the session: its process is hung up, and killed after [`KILL_GRACE`] if it is
     /// still there (a command that ignores SIGHUP cannot keep its session, or the Domain,
     /// alive).

@@ -64,6 +64,17 @@ impl History {
             .collect()
     }
 
+    /// `count` lines ending `from_end` lines before the newest, oldest first (fewer at the
+    /// oldest end).
+    pub fn range(&self, from_end: usize, count: usize) -> Vec<ScreenLine> {
+        let end = self.lines.len().saturating_sub(from_end);
+        let start = end.saturating_sub(count);
+        self.lines
+            .range(start..end)
+            .map(|l| ScreenLine::new(l.text.to_string(), l.wrapped))
+            .collect()
+    }
+
     /// Heap bytes held: the ring's slots and the lines' text.
     pub fn heap_bytes(&self) -> usize {
         self.lines.capacity() * size_of::<StoredLine>() + self.text_bytes

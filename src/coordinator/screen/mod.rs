@@ -133,6 +133,16 @@ impl SessionScreen {
         snapshot::build(&self.term, self.history.newest(history_lines), title)
     }
 
+    /// `count` history lines ending `from_end` lines before the newest, oldest first: what a
+    /// client scrolled back that far shows (clients keep no history of their own).
+    pub fn history_range(
+        &self,
+        from_end: usize,
+        count: usize,
+    ) -> Vec<lazaret_protocol::screen::ScreenLine> {
+        self.history.range(from_end, count)
+    }
+
     /// Lines in the compact history.
     pub fn history_len(&self) -> usize {
         self.history.len()

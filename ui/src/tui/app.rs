@@ -362,12 +362,13 @@ impl App {
             Action::ScrollUp | Action::ScrollDown => {
                 if let Some(p) = self.focused().and_then(|id| self.panes.get_mut(&id)) {
                     let page = usize::from(main.height.max(4) / 2);
-                    let max = p.emulator().history_len();
+                    let max = p.history_max(page);
                     p.scroll = if action == Action::ScrollUp {
                         (p.scroll + page).min(max)
                     } else {
                         p.scroll.saturating_sub(page)
                     };
+                    p.want_history();
                 }
             }
             Action::Help => self.help = true,

@@ -191,10 +191,14 @@ impl App {
             None => match m.kind {
                 // The program does not want the wheel: it scrolls the pane's history.
                 MouseEventKind::ScrollUp => {
-                    let max = p.emulator().history_len();
+                    let max = p.history_max(3);
                     p.scroll = (p.scroll + 3).min(max);
+                    p.want_history();
                 }
-                MouseEventKind::ScrollDown => p.scroll = p.scroll.saturating_sub(3),
+                MouseEventKind::ScrollDown => {
+                    p.scroll = p.scroll.saturating_sub(3);
+                    p.want_history();
+                }
                 _ => {}
             },
         }

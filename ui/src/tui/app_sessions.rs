@@ -86,6 +86,22 @@ impl App {
                 self.escalations.withdraw(&request_id, Instant::now())
             }
             LinkEvent::Sessions(_) | LinkEvent::Attached { .. } => {}
+            LinkEvent::History {
+                session,
+                from_end,
+                total,
+                lines,
+            } => {
+                let pane = self.pane_of(session.as_str());
+                if let Some(p) = pane.and_then(|id| self.panes.get_mut(&id)) {
+                    p.history = Some(super::pane_history::RemoteHistory {
+                        from_end,
+                        total,
+                        lines,
+                    });
+                    p.scroll = p.scroll.min(total as usize);
+                }
+            }
             LinkEvent::DomainState(state) => {
                 self.domain_states.insert(domain.to_owned(), state);
             }

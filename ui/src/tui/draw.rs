@@ -106,7 +106,17 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
         frame.render_widget(block, *rect);
         let area = inner(*rect);
         let emu = pane.emulator();
-        emu.draw(frame.buffer_mut(), area, pane.scroll);
+        if pane.remote && pane.scroll > 0 {
+            super::pane_history::draw(
+                frame.buffer_mut(),
+                area,
+                pane.scroll,
+                pane.history.as_ref(),
+                emu.as_ref(),
+            );
+        } else {
+            emu.draw(frame.buffer_mut(), area, pane.scroll);
+        }
         if focused && !app.help {
             if let Some((row, col)) = emu.cursor(pane.scroll) {
                 frame.set_cursor_position((area.x + col, area.y + row));

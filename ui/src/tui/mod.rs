@@ -15,6 +15,7 @@ pub mod keymap;
 pub mod layout;
 pub mod links;
 pub mod pane;
+pub mod pane_history;
 pub mod panels;
 pub mod picker;
 pub mod run;

@@ -41,6 +41,13 @@ pub struct Pane {
     pub status: PaneStatus,
     /// Lines scrolled back into the history (0: following the output).
     pub scroll: usize,
+    /// Attached to a coordinator-owned session: its history is the coordinator's (the pane's
+    /// emulator keeps none), fetched while scrolled back.
+    pub remote: bool,
+    /// The history lines last received for this pane's scroll window.
+    pub history: Option<super::pane_history::RemoteHistory>,
+    /// The window last asked for (not asked again until the scroll moves).
+    requested: Option<(u32, u32)>,
     shared: Arc<PaneShared>,
 }
 
@@ -78,11 +85,9 @@ impl Pane {
         events: AppSender,
         links: Arc<Links>,
     ) -> Pane {
-        let shared = Arc::new(PaneShared::new(
-            (rows, cols),
-            scrollback,
-            Some(events.clone()),
-        ));
+        // The coordinator keeps the session's history; the pane's emulator keeps none.
+        let _ = scrollback;
+        let shared = Arc::new(PaneShared::new((rows, cols), 0, Some(events.clone())));
         let sink: Arc<dyn SessionSink> = Arc::new(Sink(shared.clone()));
         let for_thread = plan.clone();
         std::thread::spawn(move || match links.get_or_open(&for_thread) {
@@ -106,6 +111,9 @@ impl Pane {
             plan: Some(plan),
             status: PaneStatus::Starting,
             scroll: 0,
+            remote: true,
+            history: None,
+            requested: None,
             shared,
         }
     }
@@ -120,10 +128,10 @@ impl Pane {
         scrollback: usize,
         events: AppSender,
     ) -> Pane {
-        let shared = Arc::new(PaneShared::new((rows, cols), scrollback, Some(events)));
+        let _ = scrollback;
+        let shared = Arc::new(PaneShared::new((rows, cols), 0, Some(events)));
         let sink: Arc<dyn SessionSink> = Arc::new(Sink(shared.clone()));
-        let history = u32::try_from(scrollback).unwrap_or(u32::MAX);
-        link.attach(session.clone(), (rows.max(1), cols.max(1)), history, sink);
+        link.attach(session.clone(), (rows.max(1), cols.max(1)), 0, sink);
         let status = PaneStatus::Running {
             session: session.as_str().to_owned(),
         };
@@ -133,6 +141,9 @@ impl Pane {
             plan: Some(plan),
             status,
             scroll: 0,
+            remote: true,
+            history: None,
+            requested: None,
             shared,
         }
     }
@@ -147,6 +158,9 @@ impl Pane {
                 session: "0123456789abcdef".into(),
             },
             scroll: 0,
+            remote: false,
+            history: None,
+            requested: None,
             shared: Arc::new(PaneShared::new((rows, cols), scrollback, None)),
         }
     }
@@ -157,6 +171,39 @@ impl Pane {
             session: session.as_str().to_owned(),
         };
         *lock(&self.shared.target) = Some((link, session));
+    }
+
+    /// How far the pane can scroll back: the coordinator's history once known (else one more
+    /// page, to ask), or the emulator's own for an offline pane.
+    pub fn history_max(&self, page: usize) -> usize {
+        if !self.remote {
+            return self.emulator().history_len();
+        }
+        match &self.history {
+            Some(h) => h.total as usize,
+            None => self.scroll + page,
+        }
+    }
+
+    /// Asks the coordinator for the history lines the pane shows at its scroll position.
+    pub fn want_history(&mut self) {
+        if !self.remote || self.scroll == 0 {
+            self.requested = None;
+            return;
+        }
+        let rows = lock(&self.shared.size).0;
+        let window = super::pane_history::window(self.scroll, rows);
+        let have = self
+            .history
+            .as_ref()
+            .is_some_and(|h| h.from_end == window.0 && h.lines.len() as u32 >= window.1);
+        if have || self.requested == Some(window) {
+            return;
+        }
+        if let Some((link, session)) = lock(&self.shared.target).as_ref() {
+            link.history(session, window.0, window.1);
+            self.requested = Some(window);
+        }
     }
 
     /// The session this pane shows.
