@@ -175,6 +175,17 @@ pub fn run(
     outcome
 }
 
+/// Attaching at this terminal's size (the redraw replaces whatever the terminal shows).
+fn attach_message(session: &SessionId) -> ClientMessage {
+    let (rows, cols) = terminal_size();
+    ClientMessage::AttachSession {
+        session_id: session.clone(),
+        rows,
+        cols,
+        history: 0,
+    }
+}
+
 async fn pump(
     conn: &mut Connection,
     session: &SessionId,
@@ -185,15 +196,8 @@ async fn pump(
     prompter: Arc<dyn Prompter>,
 ) -> anyhow::Result<Outcome> {
     let c = &mut conn.conn;
-    let (rows, cols) = terminal_size();
     if attach_now {
-        let msg = ClientMessage::AttachSession {
-            session_id: session.clone(),
-            rows,
-            cols,
-            history: 0,
-        };
-        framing::send(c, &msg).await?;
+        framing::send(c, &attach_message(session)).await?;
     }
     let mut channel: Option<u32> = None;
     let mut open = OpenPrompts::default();
@@ -206,14 +210,7 @@ async fn pump(
                 if out.queued.load(Ordering::SeqCst) == 0 {
                     out.behind = false;
                     channel = None;
-                    let (rows, cols) = terminal_size();
-                    let msg = ClientMessage::AttachSession {
-                        session_id: session.clone(),
-                        rows,
-                        cols,
-                        history: 0,
-                    };
-                    framing::send(c, &msg).await?;
+                    framing::send(c, &attach_message(session)).await?;
                 }
             }
             Some(cmd) = cmds.recv() => match cmd {

@@ -10,19 +10,9 @@ use ratatui::style::{Color, Modifier};
 use super::emulator_alacritty::AlacrittyEmulator;
 
 /// Which mouse events the program asked for (DECSET 1000/1002/1003; X10 mode 9 counts as Click
-/// where the crate knows it — vt100 does, alacritty ignores mode 9).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum MouseMode {
-    /// No reports: the mouse belongs to the control centre.
-    #[default]
-    Off,
-    /// Presses, releases and wheel.
-    Click,
-    /// Click, plus motion while a button is held.
-    Drag,
-    /// Click, plus every motion.
-    Motion,
-}
+/// where the crate knows it — vt100 does, alacritty ignores mode 9). `Off`: the mouse belongs
+/// to the control centre. The same type as the coordinator's snapshot carries.
+pub use lazaret_protocol::screen::MouseMode;
 
 /// The terminal modes that change how host input must be encoded for the pane.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
