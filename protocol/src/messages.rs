@@ -26,6 +26,27 @@
 //!                                 ←   shutdown {reason}   (any time: the Domain is going away)
 //!                                 ←   error {message}     (protocol violation; then close)
 //! ```
+//!
+//! Version 2 adds client connections for coordinator-owned sessions (issue #14): after the
+//! handshake, `connect` instead of `register` opens a connection without a session of its own;
+//! terminal bytes travel as data frames (see [`crate::framing`]) on the channel `attached` names.
+//!
+//! ```text
+//! connect {client_cli_id, profile, workspace, label}  →
+//!                                 ←   connected {client_cli_id} | refused
+//! start_session {token, argv, cwd, rows, cols, config_fingerprint}  →
+//!                                 ←   session_started {token, session} | start_refused {token, …}
+//! attach_session {session_id, rows, cols, history}  →
+//!                                 ←   attached {session_id, channel, rows, cols}, then data
+//!                                     frames on `channel`: the redraw, then live output
+//! data frame on `channel`         →   input for the session
+//! resize_session | detach_session | end_session | history | list_sessions |
+//! watch_escalations | escalation_decision  →
+//!                                 ←   session_resized, detached, session_exited, history_lines,
+//!                                     sessions, escalation_prompt/withdrawn, domain_state,
+//!                                     denials — and `error {message}` for a request that
+//!                                     failed (the connection stays open)
+//! ```
 
 use crate::escalation::{Decision, EscalationPrompt};
 use crate::framing::{recv, send, FrameError, FramedStream};
@@ -227,7 +248,10 @@ pub enum CoordinatorMessage {
         rows: u16,
         cols: u16,
     },
-    /// The client broke the protocol; the coordinator closes the connection after this.
+    /// On a Client Session's connection: the client broke the protocol, and the coordinator
+    /// closes the connection after this. On a client connection (`connect`): a request failed
+    /// (e.g. attaching to a session that has ended); the connection stays open, unless the
+    /// request itself was not one a client connection may send.
     Error { message: String },
 }
 

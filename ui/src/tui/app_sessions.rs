@@ -185,7 +185,10 @@ impl App {
         }
         let opened = SessionId::parse(&e.session.session_id)
             .map_err(anyhow::Error::from)
-            .and_then(|id| self.open_session(&e.workspace, &e.profile, id));
+            .and_then(|id| {
+                let owned = e.session.started_by == "tui";
+                self.open_session(&e.workspace, &e.profile, id, owned)
+            });
         if let Err(err) = opened {
             self.message(format!("opening the session: {err:#}"));
         }
@@ -208,7 +211,7 @@ impl App {
                         continue;
                     };
                     if self
-                        .open_session(&d.status.workspace, &d.status.profile, id)
+                        .open_session(&d.status.workspace, &d.status.profile, id, true)
                         .is_ok()
                     {
                         n += 1;
@@ -225,6 +228,7 @@ impl App {
         workspace: &std::path::Path,
         profile: &str,
         session: SessionId,
+        owned: bool,
     ) -> anyhow::Result<()> {
         if let Some(pane) = self.pane_of(session.as_str()) {
             if let Some(t) = self.tabs.iter().position(|t| t.panes().contains(&pane)) {
@@ -240,7 +244,7 @@ impl App {
             self.main_area.height.max(3) - 2,
             self.main_area.width.max(3) - 2,
         );
-        let pane = Pane::attach(
+        let mut pane = Pane::attach(
             id,
             plan,
             link,
@@ -249,6 +253,7 @@ impl App {
             self.settings.scrollback,
             self.events.clone(),
         );
+        pane.owned = owned;
         self.panes.insert(id, pane);
         self.tabs.push(Tab::new(id));
         self.tab = self.tabs.len() - 1;
@@ -261,7 +266,8 @@ impl App {
         let detach = self.detach_on_exit;
         let mut domains = Vec::new();
         for p in self.panes.values() {
-            if detach {
+            // Sessions of others (opened from the picker) are only ever detached.
+            if detach || !p.owned {
                 p.detach();
             } else {
                 p.close();
@@ -273,7 +279,12 @@ impl App {
         if !detach {
             // The ends are sent; the sessions exit and leave their Domains.
             let deadline = Instant::now() + Duration::from_secs(10);
-            while Instant::now() < deadline && self.panes.values().any(|p| p.session().is_some()) {
+            while Instant::now() < deadline
+                && self
+                    .panes
+                    .values()
+                    .any(|p| p.owned && p.session().is_some())
+            {
                 if let Ok(ev) = events.recv_timeout(Duration::from_millis(20)) {
                     if matches!(ev, AppEvent::Link { .. } | AppEvent::Ended { .. }) {
                         self.handle(ev);

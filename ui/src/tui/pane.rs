@@ -48,6 +48,9 @@ pub struct Pane {
     pub history: Option<super::pane_history::RemoteHistory>,
     /// The window last asked for (not asked again until the scroll moves).
     requested: Option<(u32, u32)>,
+    /// A session of this TUI (started here, or by a TUI and shown again): quitting with "end"
+    /// ends it. Other sessions opened from the picker are only detached.
+    pub owned: bool,
     shared: Arc<PaneShared>,
 }
 
@@ -114,6 +117,7 @@ impl Pane {
             remote: true,
             history: None,
             requested: None,
+            owned: true,
             shared,
         }
     }
@@ -144,6 +148,7 @@ impl Pane {
             remote: true,
             history: None,
             requested: None,
+            owned: false,
             shared,
         }
     }
@@ -161,6 +166,7 @@ impl Pane {
             remote: false,
             history: None,
             requested: None,
+            owned: false,
             shared: Arc::new(PaneShared::new((rows, cols), scrollback, None)),
         }
     }
