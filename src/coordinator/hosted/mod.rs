@@ -5,6 +5,7 @@
 //! is the session's). A detached session is still a Client Session for FR-6: the Domain is
 //! torn down only when no session remains.
 
+pub mod hangup;
 pub mod panel_feed;
 pub mod prompts;
 pub mod screen_state;
@@ -335,7 +336,14 @@ impl SessionHost {
     pub fn end(&self, key: ViewerKey, id: &SessionId) -> Result<(), String> {
         let session = self.running(id.as_str())?;
         tracing::info!(session = %id.as_str(), by = %self.describe(key), "session ended by a client");
-        session.kill();
+        // Its processes in the sandbox first (killing `podman exec` leaves them running).
+        let (program, sandbox) = (self.spawn.program.clone(), self.spawn.sandbox.clone());
+        std::thread::spawn(move || {
+            if let Err(e) = hangup::run(&program, &sandbox, &session.id) {
+                tracing::warn!("{e:#}");
+            }
+            session.kill();
+        });
         Ok(())
     }
 

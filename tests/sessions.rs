@@ -1,0 +1,392 @@
+//! Coordinator-owned sessions on the real stack (issue #14), driven through tmux: a session
+//! started with `lazaret run --detachable` survives its terminal (detach key and SIGHUP), is
+//! attached again with its screen redrawn from the coordinator, takes input from every attached
+//! client, ends with `lazaret kill` (its process inside the Agent Sandbox with it) or its own
+//! exit (status passed through, Domain torn down: FR-6); escalations of a detached session wait
+//! and are decided by a client that attaches later, and a prompt offered to two clients is
+//! decided once (FR-5). Every coordinator trace conforms to the protocol model.
+//!
+//! Sessions are named by their Session ID (a prefix), never `--last`: other tests of the same
+//! developer may start sessions at the same time, and `--last` picks across all Domains.
+
+mod support;
+
+use std::time::Duration;
+use support::tmux::Tmux;
+use support::{assert_traces_conform, lazaret_bin, wait_for, Dev, TestWorkspace};
+
+/// A profile without rules: every host command goes to the developer.
+const ASK: &str = "[profiles.ask]\nextends = \"shell\"\n";
+
+/// Keys typed sooner than this after a prompt appears are discarded by design.
+const GUARD: Duration = Duration::from_millis(500);
+
+const PROMPT: &str = "the sandbox asks to run a command on the host";
+
+fn profile_arg(ws: &TestWorkspace) -> String {
+    ws.profile
+        .as_ref()
+        .map(|p| format!("--profile {p} "))
+        .unwrap_or_default()
+}
+
+/// `lazaret run --detachable -- bash` in `target`, then waits for its prompt.
+fn start_detachable(tmux: &Tmux<'_>, target: &str, ws: &TestWorkspace) {
+    let env = ws.env_args().join(" ");
+    let lazaret = lazaret_bin().display().to_string();
+    tmux.type_line(
+        target,
+        &format!(
+            "PS1='host$ '; env {env} {lazaret} run --detachable {}-- bash; echo cli-rc=$?",
+            profile_arg(ws)
+        ),
+    );
+    // Keys typed before the client is attached are not delivered: wait for the shell.
+    tmux.wait_screen(target, "the sandbox shell", |s| s.contains(":/workspace# "));
+    wait_for(Duration::from_secs(30), || {
+        tmux.type_line(target, "PS1='sandbox# '");
+        std::thread::sleep(Duration::from_millis(500));
+        tmux.screen(target).contains("\nsandbox# ").then_some(())
+    })
+    .unwrap_or_else(|| panic!("no sandbox prompt:\n{}", tmux.screen(target)));
+}
+
+/// `lazaret attach <session>` in `target` (a fresh host shell).
+fn attach(tmux: &Tmux<'_>, target: &str, ws: &TestWorkspace, session: &str) {
+    let env = ws.env_args().join(" ");
+    let lazaret = lazaret_bin().display().to_string();
+    tmux.type_line(
+        target,
+        &format!("PS1='host$ '; env {env} {lazaret} attach {session}; echo cli-rc=$?"),
+    );
+}
+
+/// This workspace's Domain's sessions as `lazaret ps --json` lists them (empty when it is not
+/// running).
+fn sessions(ws: &TestWorkspace) -> Vec<serde_json::Value> {
+    let run = ws.lazaret(&["ps", "--json"]);
+    assert_eq!(run.code, Some(0), "lazaret ps --json: {}", run.stderr);
+    let all: serde_json::Value = serde_json::from_str(&run.stdout).expect("ps --json is JSON");
+    all.as_array()
+        .into_iter()
+        .flatten()
+        .find(|d| d["domain_id"] == ws.domain.as_str())
+        .and_then(|d| d["sessions"].as_array().cloned())
+        .unwrap_or_default()
+}
+
+/// Waits until the Domain lists `n` sessions satisfying `pred`; returns them.
+fn wait_sessions(
+    ws: &TestWorkspace,
+    what: &str,
+    pred: impl Fn(&[serde_json::Value]) -> bool,
+) -> Vec<serde_json::Value> {
+    wait_for(Duration::from_secs(30), || {
+        let s = sessions(ws);
+        pred(&s).then_some(s)
+    })
+    .unwrap_or_else(|| panic!("waiting for {what}; sessions: {:#?}", sessions(ws)))
+}
+
+fn id_of(session: &serde_json::Value) -> String {
+    session["session_id"]
+        .as_str()
+        .expect("a session id")
+        .to_owned()
+}
+
+fn attached(session: &serde_json::Value) -> Vec<String> {
+    session["attached"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|a| a.as_str().map(str::to_owned))
+        .collect()
+}
+
+/// After the last session: the Domain is torn down, nothing of it is left.
+fn assert_torn_down(ws: &TestWorkspace) {
+    // `lazaret kill` and `lazaret attach` return before the teardown ends; its last step
+    // removes the resource marker.
+    let marker = ws
+        .dev
+        .runtime_dir
+        .join("lazaret")
+        .join(ws.domain.as_str())
+        .join("resources");
+    wait_for(Duration::from_secs(60), || {
+        (ws.containers().is_empty() && sessions(ws).is_empty() && !marker.exists()).then_some(())
+    })
+    .unwrap_or_else(|| panic!("the Domain was not torn down: {:?}", ws.containers()));
+    ws.assert_nothing_left();
+}
+
+fn marker_lines(ws: &TestWorkspace) -> usize {
+    std::fs::read_to_string(ws.path.join("marker"))
+        .unwrap_or_default()
+        .lines()
+        .count()
+}
+
+#[test]
+fn a_detachable_session_survives_its_terminal_and_is_attached_again() {
+    let dev = Dev::get();
+    let ws = dev.workspace("detach");
+    let dir = ws.path.display().to_string();
+    let first = Tmux::start(&dev, "detach-1", "t", &dir, 100, 30);
+    start_detachable(&first, "t", &ws);
+    first.type_line("t", "echo before-$((6*7))");
+    first.wait_screen("t", "the first output", |s| s.contains("\nbefore-42"));
+
+    // ctrl-b d: the CLI exits 0 and says how to come back.
+    first.key("t", "C-b");
+    first.keys("t", "d");
+    let s = first.wait_screen("t", "the detach", |s| {
+        s.lines().any(|l| l.starts_with("cli-rc="))
+    });
+    assert!(s.contains("cli-rc=0"), "{s}");
+    assert!(
+        s.contains("keeps running. Back with: lazaret attach"),
+        "{s}"
+    );
+    let listed = wait_sessions(&ws, "the detached session", |s| {
+        s.len() == 1 && attached(&s[0]).is_empty()
+    });
+    assert_eq!(listed[0]["hosted"], true, "{listed:?}");
+    assert_eq!(listed[0]["started_by"], "run", "{listed:?}");
+    let id = id_of(&listed[0]);
+
+    // Attached again from another terminal: the screen is redrawn at once, nothing typed.
+    let second = Tmux::start(&dev, "detach-2", "t", &dir, 100, 30);
+    attach(&second, "t", &ws, &id[..12]);
+    second.wait_screen("t", "the redrawn screen", |s| s.contains("\nbefore-42"));
+    wait_sessions(&ws, "the attach listed", |s| attached(&s[0]) == ["attach"]);
+    second.type_line("t", "echo after-$((6*7))");
+    second.wait_screen("t", "the second output", |s| s.contains("\nafter-42"));
+
+    // The first terminal's tmux server goes away (SIGHUP to all in it): the session survives.
+    drop(first);
+    std::thread::sleep(Duration::from_secs(1));
+    let listed = sessions(&ws);
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(id_of(&listed[0]), id);
+    second.type_line("t", "echo still-$((6*7))");
+    second.wait_screen("t", "output after SIGHUP", |s| s.contains("\nstill-42"));
+
+    // The command's exit status passes through `lazaret attach`.
+    second.type_line("t", "exit 3");
+    second.wait_screen("t", "attach's exit", |s| s.contains("cli-rc=3"));
+    assert_torn_down(&ws);
+    assert_traces_conform(&ws);
+}
+
+#[test]
+fn two_clients_attached_to_one_session_see_the_same_output_and_either_can_type() {
+    let dev = Dev::get();
+    let ws = dev.workspace("two-clients");
+    let dir = ws.path.display().to_string();
+    let tmux = Tmux::start(&dev, "two", "a", &dir, 100, 30);
+    tmux.add("b", &dir, 100, 30);
+    start_detachable(&tmux, "a", &ws);
+    let id = id_of(&wait_sessions(&ws, "the session", |s| s.len() == 1)[0]);
+    attach(&tmux, "b", &ws, &id[..12]);
+    tmux.wait_screen("b", "the redrawn prompt", |s| s.contains("sandbox# "));
+    let listed = wait_sessions(&ws, "two clients attached", |s| attached(&s[0]).len() == 2);
+    let mut labels = attached(&listed[0]);
+    labels.sort();
+    assert_eq!(labels, ["attach", "run"]);
+
+    tmux.type_line("a", "echo from-a-$((6*7))");
+    for t in ["a", "b"] {
+        tmux.wait_screen(t, "A's output", |s| s.contains("\nfrom-a-42"));
+    }
+    tmux.type_line("b", "echo from-b-$((6*7))");
+    for t in ["a", "b"] {
+        tmux.wait_screen(t, "B's output", |s| s.contains("\nfrom-b-42"));
+    }
+
+    // One detaches; the other stays attached and the session runs on.
+    tmux.key("b", "C-b");
+    tmux.keys("b", "d");
+    tmux.wait_screen("b", "B's detach", |s| s.contains("cli-rc=0"));
+    wait_sessions(&ws, "one client left", |s| attached(&s[0]) == ["run"]);
+    tmux.type_line("a", "exit 5");
+    tmux.wait_screen("a", "A's exit", |s| s.contains("cli-rc=5"));
+    assert_torn_down(&ws);
+    assert_traces_conform(&ws);
+}
+
+#[test]
+fn lazaret_kill_ends_a_detached_session_and_the_domain_with_it() {
+    let dev = Dev::get();
+    let ws = dev.workspace("kill");
+    let dir = ws.path.display().to_string();
+    let tmux = Tmux::start(&dev, "kill", "a", &dir, 100, 30);
+    tmux.add("b", &dir, 100, 30);
+
+    // A: a detached session running a recognisable process; B keeps the Domain up to look.
+    start_detachable(&tmux, "a", &ws);
+    tmux.type_line("a", "sleep 4242 & echo started-$((6*7))");
+    tmux.wait_screen("a", "the background job", |s| s.contains("\nstarted-42"));
+    tmux.key("a", "C-b");
+    tmux.keys("a", "d");
+    tmux.wait_screen("a", "A's detach", |s| s.contains("cli-rc=0"));
+    let a = id_of(&wait_sessions(&ws, "A detached", |s| s.len() == 1)[0]);
+    start_detachable(&tmux, "b", &ws);
+    wait_sessions(&ws, "two sessions", |s| s.len() == 2);
+
+    // An unknown session: a clear error, non-zero.
+    let unknown = ws.lazaret(&["kill", "0000ffff0000"]);
+    assert_ne!(unknown.code, Some(0), "{unknown:?}");
+    assert!(
+        unknown.stderr.contains("no running session 0000ffff0000"),
+        "{unknown:?}"
+    );
+
+    let killed = ws.lazaret(&["kill", &a[..12]]);
+    assert_eq!(killed.code, Some(0), "{killed:?}");
+    assert!(killed.stderr.contains("ended session"), "{killed:?}");
+    let left = wait_sessions(&ws, "A gone", |s| s.len() == 1);
+    assert_ne!(id_of(&left[0]), a);
+
+    // A's processes inside the Agent Sandbox ended with it (not only the coordinator's
+    // `podman exec`).
+    let gone = wait_for(Duration::from_secs(10), || {
+        tmux.type_line("b", "echo count-$(ps -eo args | grep -c '^sleep 4242')-end");
+        std::thread::sleep(Duration::from_millis(500));
+        tmux.screen("b").contains("count-0-end").then_some(())
+    });
+    let screen = tmux.screen("b");
+    let b = id_of(&left[0]);
+    let _ = ws.lazaret(&["kill", &b[..12]]);
+    assert!(
+        gone.is_some(),
+        "A's process still runs in the sandbox after lazaret kill:\n{screen}"
+    );
+    tmux.wait_screen("b", "B ended by kill", |s| {
+        s.lines().any(|l| l.starts_with("cli-rc="))
+    });
+    assert_torn_down(&ws);
+    let after = ws.lazaret(&["kill", &b[..12]]);
+    assert_ne!(after.code, Some(0), "{after:?}");
+    assert_traces_conform(&ws);
+}
+
+#[test]
+fn an_escalation_of_a_detached_session_waits_and_is_decided_by_a_client_that_attaches_later() {
+    let dev = Dev::get();
+    let ws = dev.workspace("esc-detached").with_profile("ask", ASK);
+    let dir = ws.path.display().to_string();
+    let tmux = Tmux::start(&dev, "escd", "a", &dir, 120, 40);
+    start_detachable(&tmux, "a", &ws);
+    let id = id_of(&wait_sessions(&ws, "the session", |s| s.len() == 1)[0]);
+    // The escalation is raised once the session is detached.
+    tmux.type_line(
+        "a",
+        "sleep 3; touch .asking; lazaret-escalate -- sh -c 'echo ran >> marker; echo host-said-$((6*7))'; echo rc=$?",
+    );
+    tmux.key("a", "C-b");
+    tmux.keys("a", "d");
+    tmux.wait_screen("a", "the detach", |s| s.contains("cli-rc=0"));
+    wait_sessions(&ws, "detached", |s| attached(&s[0]).is_empty());
+    wait_for(Duration::from_secs(30), || {
+        ws.path.join(".asking").exists().then_some(())
+    })
+    .expect("the escalation was never raised");
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(marker_lines(&ws), 0, "ran without a decision");
+    assert!(
+        !tmux.screen("a").contains(PROMPT),
+        "offered to a detached terminal"
+    );
+
+    tmux.add("b", &dir, 120, 40);
+    attach(&tmux, "b", &ws, &id[..12]);
+    let s = tmux.wait_screen("b", "the prompt offered again", |s| s.contains(PROMPT));
+    assert!(s.contains(&id[..12]), "the prompt names the session: {s}");
+    std::thread::sleep(GUARD);
+    tmux.keys("b", "a");
+    let s = tmux.wait_screen("b", "the result in the sandbox", |s| s.contains("rc=0"));
+    assert!(s.contains("\nhost-said-42"), "{s}");
+    assert_eq!(marker_lines(&ws), 1);
+
+    tmux.type_line("b", "exit");
+    tmux.wait_screen("b", "attach's exit", |s| s.contains("cli-rc=0"));
+    assert_torn_down(&ws);
+    let actions = assert_traces_conform(&ws);
+    for action in ["Prompt", "Approve", "Execute", "Deliver"] {
+        assert!(
+            actions.iter().any(|a| a == action),
+            "no {action} in {actions:?}"
+        );
+    }
+}
+
+#[test]
+fn a_prompt_offered_to_two_attached_clients_is_decided_once() {
+    let dev = Dev::get();
+    let ws = dev.workspace("esc-two-clients").with_profile("ask", ASK);
+    let dir = ws.path.display().to_string();
+    let tmux = Tmux::start(&dev, "esc2c", "a", &dir, 120, 40);
+    tmux.add("b", &dir, 120, 40);
+    start_detachable(&tmux, "a", &ws);
+    let id = id_of(&wait_sessions(&ws, "the session", |s| s.len() == 1)[0]);
+    attach(&tmux, "b", &ws, &id[..12]);
+    tmux.wait_screen("b", "the redrawn prompt", |s| s.contains("sandbox# "));
+    wait_sessions(&ws, "two clients", |s| attached(&s[0]).len() == 2);
+
+    tmux.type_line(
+        "a",
+        "lazaret-escalate -- sh -c 'echo ran >> marker; echo host-said-$((6*7))'; echo rc=$?",
+    );
+    for t in ["a", "b"] {
+        tmux.wait_screen(t, "the prompt in both", |s| s.matches(PROMPT).count() == 1);
+    }
+    std::thread::sleep(GUARD);
+    tmux.keys("a", "a");
+    tmux.wait_screen("a", "the result", |s| s.contains("rc=0"));
+    tmux.wait_screen("b", "B's prompt withdrawn", |s| s.contains("withdrawn"));
+    tmux.wait_screen("b", "the result in B too", |s| s.contains("\nhost-said-42"));
+    // A late key in B decides nothing and reaches the shell as a plain key at most.
+    tmux.keys("b", "d");
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(marker_lines(&ws), 1, "the host command ran more than once");
+    tmux.key("b", "C-u");
+    tmux.type_line("b", "echo both-$((6*7))");
+    for t in ["a", "b"] {
+        tmux.wait_screen(t, "the shell again", |s| s.contains("\nboth-42"));
+    }
+
+    tmux.type_line("a", "exit");
+    for t in ["a", "b"] {
+        tmux.wait_screen(t, "the exit", |s| s.contains("cli-rc=0"));
+    }
+    assert_torn_down(&ws);
+    assert_traces_conform(&ws);
+}
+
+#[test]
+fn attach_refuses_a_direct_session_clearly() {
+    let dev = Dev::get();
+    let ws = dev.workspace("attach-direct");
+    let holder = ws.spawn(&["sh", "-c", support::HOLD]);
+    let listed = wait_sessions(&ws, "the direct session", |s| s.len() == 1);
+    assert_eq!(listed[0]["hosted"], false, "{listed:?}");
+    let id = id_of(&listed[0]);
+    let dir = ws.path.display().to_string();
+    let tmux = Tmux::start(&dev, "direct", "t", &dir, 100, 30);
+    attach(&tmux, "t", &ws, &id[..12]);
+    let s = tmux.wait_screen("t", "the refusal", |s| {
+        s.lines().any(|l| l.starts_with("cli-rc="))
+    });
+    ws.release();
+    let run = support::finish(holder);
+    assert!(!s.contains("cli-rc=0"), "{s}");
+    assert!(
+        s.contains("cannot be attached") && s.contains("--detachable"),
+        "{s}"
+    );
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_torn_down(&ws);
+    assert_traces_conform(&ws);
+}
