@@ -6,8 +6,9 @@
 
 mod support;
 
+use std::time::Duration;
 use support::tmux::Tmux;
-use support::{assert_traces_conform, lazaret_bin, Dev};
+use support::{assert_traces_conform, lazaret_bin, wait_for, Dev, TestWorkspace};
 
 /// Column where the second of two side-by-side panes starts in a 160-column TUI (the side
 /// panels take 64 columns, the two panes share 96).
@@ -277,4 +278,264 @@ fn two_panes_escalations_from_the_panel_and_no_injection() {
     ws.assert_nothing_left();
     other.assert_nothing_left();
     assert_traces_conform(&ws);
+}
+
+/// `lazaret ps --json` as the developer.
+fn ps_json(dev: &Dev) -> serde_json::Value {
+    let out = dev
+        .lazaret()
+        .args(["ps", "--json"])
+        .output()
+        .expect("lazaret ps");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("ps --json is JSON")
+}
+
+/// The running Domains of `ws` in `lazaret ps --json` (one entry per coordinator).
+fn domains_of(ws: &TestWorkspace) -> Vec<serde_json::Value> {
+    ps_json(&ws.dev)
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter(|d| d["domain_id"] == ws.domain.as_str())
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Waits until `ws` runs in one Domain whose sessions satisfy `pred`; returns that Domain.
+fn wait_domain(
+    ws: &TestWorkspace,
+    what: &str,
+    pred: impl Fn(&[serde_json::Value]) -> bool,
+) -> serde_json::Value {
+    wait_for(Duration::from_secs(60), || {
+        let ds = domains_of(ws);
+        let sessions = ds.first()?["sessions"].as_array()?.clone();
+        (ds.len() == 1 && pred(&sessions)).then(|| ds[0].clone())
+    })
+    .unwrap_or_else(|| panic!("waiting for {what}: {:#}", ps_json(&ws.dev)))
+}
+
+/// Both sessions hosted by the coordinator, started by a TUI, and detached.
+fn detached(sessions: &[serde_json::Value]) -> bool {
+    sessions.len() == 2
+        && sessions.iter().all(|s| {
+            s["hosted"] == true
+                && s["started_by"] == "tui"
+                && s["attached"].as_array().is_some_and(|a| a.is_empty())
+        })
+}
+
+/// The text of the pane between columns `from` and `to` (its border excluded), its rows
+/// joined without line breaks so that a line the pane wrapped reads as one.
+fn pane_text(screen: &str, from: usize, to: usize) -> String {
+    screen
+        .lines()
+        .map(|l| {
+            let chars: Vec<char> = l.chars().collect();
+            chars[from.min(chars.len())..to.min(chars.len())]
+                .iter()
+                .collect::<String>()
+                .trim_end()
+                .to_owned()
+        })
+        .collect()
+}
+
+fn pane_title(session: &str) -> String {
+    format!("session {}", &session[..8])
+}
+
+/// Walks the TUI's tabs (`ctrl-b n`) until one satisfies `pred`; returns its screen.
+fn find_tab(tmux: &Tmux<'_>, tabs: usize, what: &str, pred: impl Fn(&str) -> bool) -> String {
+    for _ in 0..=tabs {
+        if let Some(s) = wait_for(Duration::from_secs(3), || {
+            let s = tmux.screen("t");
+            pred(&s).then_some(s)
+        }) {
+            return s;
+        }
+        tmux.key("t", "C-b");
+        tmux.keys("t", "n");
+    }
+    panic!("no tab shows {what}:\n{}", tmux.screen("t"));
+}
+
+/// Issue #14's "must show": sessions outlive their terminal. A TUI with two panes detaches
+/// (`ctrl-b d`), the sessions keep running detached in one Domain, a new TUI shows them again
+/// (with the earlier command line, then its later output), killing the tmux server of that TUI
+/// (SIGHUP) only detaches, `lazaret attach` in another terminal shows the screen and takes
+/// input, and `exit` in both sessions tears the Domain down (FR-6) with nothing left.
+#[test]
+fn sessions_outlive_the_tui_and_its_terminal_and_attach_elsewhere() {
+    let dev = Dev::get();
+    let ws = dev.workspace("tui-detach");
+    let dir = ws.path.display().to_string();
+    let lazaret = lazaret_bin().display().to_string();
+    // `lazaret tui` shows again every detached session a TUI started, in any Domain of the
+    // user: a leftover would take the place of this test's first pane.
+    let leftovers: Vec<serde_json::Value> = ps_json(&dev)
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|d| d["sessions"].as_array().cloned().unwrap_or_default())
+        .filter(|s| {
+            s["started_by"] == "tui" && s["attached"].as_array().is_some_and(|a| a.is_empty())
+        })
+        .collect();
+    assert!(
+        leftovers.is_empty(),
+        "detached TUI sessions of the test user are running (`lazaret kill` them): {leftovers:?}"
+    );
+    let tmux = Tmux::start(&dev, "tui-detach", "t", &dir, 160, 45);
+    tmux.type_line("t", &format!("PS1='host$ '; {lazaret} tui"));
+    tmux.wait_screen("t", "the first pane's shell", |s| {
+        s.contains("1 · session") && s.contains("/workspace#")
+    });
+    tmux.key("t", "C-b");
+    tmux.keys("t", "%");
+    tmux.wait_screen("t", "the second pane's shell", |s| {
+        s.contains("2 · session") && s.matches("/workspace#").count() >= 2
+    });
+    wait_domain(&ws, "two attached sessions", |s| s.len() == 2);
+    // Long enough to certainly span the detach, `lazaret ps` and the next TUI's re-attach (a
+    // few seconds each), so that the re-attached pane shows the command line before its output
+    // (the issue says `sleep 300`; 30 s keeps the test short).
+    let command = "sleep 30; echo done-$((0+1))";
+    let typed = std::time::Instant::now();
+    tmux.type_line("t", command);
+    tmux.wait_screen("t", "the command line in pane 2", |s| {
+        pane_text(s, SECOND_PANE + 1, SECOND_PANE + 47).contains(command)
+    });
+
+    // Detach the whole TUI: the host shell is back, both sessions run on, detached.
+    tmux.key("t", "C-b");
+    tmux.keys("t", "d");
+    tmux.wait_screen("t", "the host shell after the detach", |s| {
+        s.contains("lazaret: detached") && s.trim_end().ends_with("host$")
+    });
+    let domain = wait_domain(&ws, "both sessions detached", detached);
+    let coordinator = domain["coordinator_pid"].as_u64().expect("coordinator pid");
+    let ids: Vec<String> = domain["sessions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|s| s["session_id"].as_str().expect("session id").to_owned())
+        .collect();
+
+    // A new TUI shows both again, each in a tab; the busy one with the command line at once and
+    // `done-1` later.
+    tmux.type_line("t", &format!("{lazaret} tui"));
+    tmux.wait_screen("t", "the re-attached TUI", |s| {
+        s.contains(" tab 2 (1 pane)")
+    });
+    let mut busy = None;
+    for id in &ids {
+        let s = find_tab(&tmux, ids.len(), &pane_title(id), |s| {
+            s.contains(&pane_title(id)) && s.contains("/workspace#")
+        });
+        if s.contains(command) {
+            assert!(
+                !s.contains("done-1"),
+                "done-1 already after {:?}: {s}",
+                typed.elapsed()
+            );
+            busy = Some(id.clone());
+        }
+    }
+    let busy = busy.unwrap_or_else(|| panic!("no re-attached pane shows `{command}`"));
+    find_tab(&tmux, ids.len(), "the busy session", |s| {
+        s.contains(&pane_title(&busy))
+    });
+    tmux.wait_screen("t", "done-1 in the re-attached pane", |s| {
+        s.contains(command) && s.contains("done-1")
+    });
+    // Both sessions are attached to this TUI now.
+    wait_domain(&ws, "both sessions attached to the TUI", |s| {
+        s.len() == 2
+            && s.iter()
+                .all(|s| s["attached"].as_array().is_some_and(|a| !a.is_empty()))
+    });
+
+    // The terminal of the TUI goes away (SIGHUP): the sessions survive, detached again.
+    tmux.ok(&["kill-server"]);
+    wait_domain(
+        &ws,
+        "both sessions detached after the terminal died",
+        detached,
+    );
+
+    // A plain terminal attaches: the screen (with `done-1`) at once, and it takes input.
+    let plain = Tmux::start(&dev, "tui-attach", "a", &dir, 120, 40);
+    plain.type_line("a", &format!("PS1='plain$ '; {lazaret} attach {busy}"));
+    plain.wait_screen("a", "the session's screen on attach", |s| {
+        s.contains("done-1") && s.contains("/workspace#")
+    });
+    wait_domain(&ws, "`lazaret attach` attached", |s| {
+        s.iter()
+            .any(|s| s["session_id"] == busy.as_str() && s["attached"] != serde_json::json!([]))
+    });
+    plain.type_line("a", "echo typed-$((6*7))");
+    plain.wait_screen("a", "the typed command's output", |s| {
+        s.contains("typed-42")
+    });
+    plain.type_line("a", "exit");
+    plain.wait_screen("a", "the plain shell after the session's exit", |s| {
+        s.trim_end().ends_with("plain$")
+    });
+    wait_domain(&ws, "one session left", |s| s.len() == 1);
+    let other = ids
+        .iter()
+        .find(|id| **id != busy)
+        .expect("the other session");
+    plain.type_line("a", &format!("clear; {lazaret} attach {other}"));
+    wait_domain(&ws, "the other session attached", |s| {
+        s.len() == 1 && s[0]["attached"] != serde_json::json!([])
+    });
+    // The visible screen (no history): the redrawn session, not the previous one.
+    let shown = wait_for(Duration::from_secs(30), || {
+        let out = plain
+            .cmd()
+            .args(["capture-pane", "-p", "-t", "a"])
+            .output()
+            .ok()?;
+        let s = String::from_utf8_lossy(&out.stdout).into_owned();
+        (!s.contains("typed-42") && s.contains("/workspace#")).then_some(s)
+    });
+    assert!(shown.is_some(), "{}", plain.screen("a"));
+    plain.type_line("a", "exit");
+
+    // No session is left: the Domain is torn down (FR-6), nothing of it remains.
+    let gone = wait_for(Duration::from_secs(60), || {
+        let alive = std::path::Path::new(&format!("/proc/{coordinator}")).exists();
+        (!alive && domains_of(&ws).is_empty()).then_some(())
+    });
+    assert!(
+        gone.is_some(),
+        "the coordinator {coordinator} tore the Domain down and exited: {:#}",
+        ps_json(&dev)
+    );
+    let ps = dev.lazaret().arg("ps").output().expect("lazaret ps");
+    assert!(
+        !String::from_utf8_lossy(&ps.stdout).contains(ws.domain.as_str()),
+        "{}",
+        String::from_utf8_lossy(&ps.stdout)
+    );
+    plain.wait_screen("a", "the plain shell after the last exit", |s| {
+        s.trim_end().ends_with("plain$")
+    });
+    ws.assert_nothing_left();
+    let actions = assert_traces_conform(&ws);
+    for step in ["Attach", "Detach"] {
+        assert!(
+            actions.iter().any(|a| a == step),
+            "no {step} in the traces: {actions:?}"
+        );
+    }
 }
