@@ -35,6 +35,30 @@ fn wait_torn_down(ws: &TestWorkspace) {
     });
 }
 
+/// This workspace's one coordinator-owned session as `lazaret ps --json` lists it.
+fn hosted_session(ws: &TestWorkspace) -> Option<serde_json::Value> {
+    let run = ws.lazaret(&["ps", "--json"]);
+    let all: serde_json::Value = serde_json::from_str(&run.stdout).ok()?;
+    all.as_array()?
+        .iter()
+        .find(|d| d["domain_id"] == ws.domain.as_str())?["sessions"]
+        .as_array()?
+        .iter()
+        .find(|s| s["hosted"] == true)
+        .cloned()
+}
+
+/// Its ID (never `--last`: other tests of the same developer start sessions at the same time,
+/// and `--last` picks across Domains).
+fn session_of(ws: &TestWorkspace) -> String {
+    wait_for(Duration::from_secs(30), || {
+        hosted_session(ws)?["session_id"]
+            .as_str()
+            .map(str::to_owned)
+    })
+    .expect("the workspace's session in lazaret ps --json")
+}
+
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
 }
@@ -75,7 +99,8 @@ fn a_detached_session_cannot_park_clipboard_title_or_queries_for_the_next_termin
         "late",
         &format!("cat >> '{}'", raw.display()),
     ]);
-    tmux.type_line("late", &lazaret_line("attach --last"));
+    let id = session_of(&ws);
+    tmux.type_line("late", &lazaret_line(&format!("attach {id}")));
     tmux.wait_screen("late", "the redrawn screen", |s| s.contains("parked-42"));
     // Live, too: the same bytes again while attached.
     tmux.type_line(
@@ -133,11 +158,15 @@ fn a_stalled_client_never_stalls_the_session() {
     tmux.add("slow", &dir, 100, 30);
     tmux.type_line(
         "slow",
-        &format!("{} | sleep 600", lazaret_line("attach --last")),
+        &format!(
+            "{} | sleep 600",
+            lazaret_line(&format!("attach {}", session_of(&ws)))
+        ),
     );
     wait_for(Duration::from_secs(30), || {
-        let out = ws.lazaret(&["ps", "--json"]);
-        out.stdout.contains("\"attach\"").then_some(())
+        let s = hosted_session(&ws)?;
+        let labels = s["attached"].as_array()?;
+        labels.iter().any(|l| l == "attach").then_some(())
     })
     .expect("the stalled client attached");
     let started = Instant::now();
@@ -194,7 +223,8 @@ fn a_session_that_ignores_its_hangup_still_ends_on_lazaret_kill() {
     );
     tmux.wait_screen("run", "the stubborn command", |s| s.contains("stubborn-42"));
     let killed = Instant::now();
-    let out = ws.lazaret(&["kill", "--last"]);
+    let id = session_of(&ws);
+    let out = ws.lazaret(&["kill", &id]);
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     wait_torn_down(&ws);
     assert!(
