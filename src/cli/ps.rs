@@ -37,18 +37,29 @@ pub fn running(layout: &Layout) -> anyhow::Result<Vec<DomainStatus>> {
     Ok(found)
 }
 
+/// A line on stdout; a reader that went away (`lazaret ps | head -1`) ends the listing quietly
+/// instead of failing it.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write;
+        if writeln!(std::io::stdout(), $($arg)*).is_err() {
+            return Ok(0);
+        }
+    }};
+}
+
 pub fn execute(layout: &Layout, args: PsArgs) -> anyhow::Result<i32> {
     let domains = running(layout)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&domains)?);
+        outln!("{}", serde_json::to_string_pretty(&domains)?);
         return Ok(0);
     }
     if domains.is_empty() {
-        println!("no running Domains");
+        outln!("no running Domains");
         return Ok(0);
     }
     for d in &domains {
-        println!(
+        outln!(
             "{}  {}  profile {}  coordinator pid {}  {} session(s)",
             d.domain_id,
             d.workspace.display(),
@@ -64,7 +75,7 @@ pub fn execute(layout: &Layout, args: PsArgs) -> anyhow::Result<i32> {
             } else {
                 format!("attached: {}", s.attached.join(", "))
             };
-            println!(
+            outln!(
                 "    session {}  {}  [{}]",
                 s.session_id,
                 crate::terminal::escape::argv(&s.command),

@@ -46,6 +46,9 @@ enum Cmd {
 /// terminal has caught up, asks for a fresh redraw (at most 256 × 1 MiB frames).
 const BEHIND_AFTER: usize = 256;
 
+/// Keys typed before the session is attached that are kept for it (a paste at most).
+const MAX_TYPED_AHEAD: usize = 64 * 1024;
+
 /// How often a client that fell behind checks whether its terminal caught up.
 const CATCH_UP_CHECK: std::time::Duration = std::time::Duration::from_millis(100);
 
@@ -202,6 +205,7 @@ async fn pump(
     let mut channel: Option<u32> = None;
     let mut open = OpenPrompts::default();
     let mut detaching = false;
+    let mut typed_ahead: Vec<u8> = Vec::new();
     let mut tick = tokio::time::interval(CATCH_UP_CHECK);
     loop {
         tokio::select! {
@@ -214,11 +218,13 @@ async fn pump(
                 }
             }
             Some(cmd) = cmds.recv() => match cmd {
-                Cmd::Input(bytes) => {
-                    if let Some(ch) = channel {
-                        framing::send_data(c, ch, &bytes).await?;
-                    }
-                }
+                Cmd::Input(bytes) => match channel {
+                    Some(ch) => framing::send_data(c, ch, &bytes).await?,
+                    // Typed before the session is attached (or while re-attaching): kept, and
+                    // sent once it is, in order.
+                    None if typed_ahead.len() < MAX_TYPED_AHEAD => typed_ahead.extend(bytes),
+                    None => {}
+                },
                 Cmd::Resize | Cmd::Redraw => {
                     let now = terminal_size();
                     // A redraw after a prompt: a size change makes full-screen programs redraw.
@@ -261,7 +267,12 @@ async fn pump(
                 }
                 Ok(Frame::Message(msg)) => match msg {
                     CoordinatorMessage::Attached { session_id, channel: ch, .. }
-                        if &session_id == session => channel = Some(ch),
+                        if &session_id == session => {
+                        channel = Some(ch);
+                        if !typed_ahead.is_empty() {
+                            framing::send_data(c, ch, &std::mem::take(&mut typed_ahead)).await?;
+                        }
+                    }
                     CoordinatorMessage::Detached { session_id }
                         if &session_id == session && detaching => return Ok(Outcome::Detached),
                     CoordinatorMessage::SessionExited { session_id, status, .. }
