@@ -94,6 +94,7 @@ impl SessionHost {
             watchers: Mutex::new(HashMap::new()),
         });
         panel_feed::spawn(host.clone(), host.feed.clone());
+        spawn_trim(&host);
         host
     }
 
@@ -496,6 +497,36 @@ impl SessionHost {
         });
         lock(&self.watchers).insert(session.id.as_str().to_owned(), (stop, watcher));
     }
+}
+
+/// How often quiet sessions give back what their emulators cache.
+const TRIM_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Every [`TRIM_EVERY`], each session's emulator drops its row cache if it holds no history
+/// (a session whose last output scrolled keeps ~1,000 full-width rows otherwise), and the
+/// freed memory goes back to the system.
+fn spawn_trim(host: &Arc<SessionHost>) {
+    let host = Arc::downgrade(host);
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(TRIM_EVERY);
+        loop {
+            tick.tick().await;
+            let Some(host) = host.upgrade() else { return };
+            let sessions: Vec<Arc<HostedSession>> =
+                lock(&host.sessions).values().cloned().collect();
+            drop(host);
+            if sessions.is_empty() {
+                continue;
+            }
+            for s in &sessions {
+                s.trim();
+            }
+            // SAFETY: malloc_trim only returns free heap pages to the system.
+            unsafe {
+                libc::malloc_trim(0);
+            }
+        }
+    });
 }
 
 fn failed(why: &str) -> Refusal {

@@ -34,6 +34,11 @@ impl ScreenState {
         self.screen.size()
     }
 
+    /// Frees the emulator's cached history rows once the session is quiet.
+    pub fn trim(&mut self) {
+        self.screen.trim();
+    }
+
     /// Lines kept in the compact scrollback.
     pub fn history_len(&self) -> usize {
         self.screen.history_len()

@@ -288,6 +288,11 @@ impl HostedSession {
         });
     }
 
+    /// Frees what a quiet session's emulator caches (see [`ScreenState::trim`]).
+    pub fn trim(&self) {
+        lock(&self.state).screen.trim();
+    }
+
     pub fn exit(&self) -> Option<Exit> {
         lock(&self.state).exit.clone()
     }
