@@ -518,12 +518,14 @@ fn spawn_trim(host: &Arc<SessionHost>) {
             if sessions.is_empty() {
                 continue;
             }
-            for s in &sessions {
-                s.trim();
-            }
-            // SAFETY: malloc_trim only returns free heap pages to the system.
-            unsafe {
-                libc::malloc_trim(0);
+            let freed = sessions.iter().fold(false, |any, s| s.trim() | any);
+            // Only after a cache was freed: trimming the heap takes the allocator's locks, and
+            // a quiet Domain should cost nothing.
+            if freed {
+                // SAFETY: malloc_trim only returns free heap pages to the system.
+                unsafe {
+                    libc::malloc_trim(0);
+                }
             }
         }
     });

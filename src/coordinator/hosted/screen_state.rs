@@ -35,8 +35,8 @@ impl ScreenState {
     }
 
     /// Frees the emulator's cached history rows once the session is quiet.
-    pub fn trim(&mut self) {
-        self.screen.trim();
+    pub fn trim(&mut self) -> bool {
+        self.screen.trim()
     }
 
     /// Lines kept in the compact scrollback.

@@ -289,8 +289,8 @@ impl HostedSession {
     }
 
     /// Frees what a quiet session's emulator caches (see [`ScreenState::trim`]).
-    pub fn trim(&self) {
-        lock(&self.state).screen.trim();
+    pub fn trim(&self) -> bool {
+        lock(&self.state).screen.trim()
     }
 
     pub fn exit(&self) -> Option<Exit> {

@@ -102,12 +102,15 @@ impl SessionScreen {
     /// Frees the emulator's cached history rows (about a thousand rows of full-width cells)
     /// when it holds none; the coordinator may call it when a session has been quiet a while.
     /// (The cache belongs to the primary screen; while the alternate one is shown it stays.)
-    pub fn trim(&mut self) {
+    /// Returns whether it freed anything.
+    pub fn trim(&mut self) -> bool {
         let primary = !self.term.mode().contains(TermMode::ALT_SCREEN);
         if self.row_cache && primary && self.term.grid().history_size() == 0 {
             self.term.grid_mut().truncate();
             self.row_cache = false;
+            return true;
         }
+        false
     }
 
     /// Answers to the program's queries (DSR `ESC[6n`, DA `ESC[c`, …), to be written to the
