@@ -134,7 +134,17 @@ fn hostile_records_are_rejected_with_a_reason_and_get_no_result() {
     assert!(r.stdout.ends_with(&format!("{valid}.json \n")), "{r:?}");
     std::thread::sleep(Duration::from_millis(200));
     for (kind, rid, reason) in &cases {
-        let lines = log_lines(&dev, &format!("{rid}.json"));
+        // The coordinator logs as it sweeps; on a busy machine the line may come a little later.
+        let logged = |lines: &Vec<String>| {
+            lines
+                .iter()
+                .any(|l| l.contains("rejected escalation record") && l.contains(reason))
+        };
+        let lines = support::wait_for(Duration::from_secs(10), || {
+            let lines = log_lines(&dev, &format!("{rid}.json"));
+            logged(&lines).then_some(lines)
+        })
+        .unwrap_or_else(|| log_lines(&dev, &format!("{rid}.json")));
         assert!(
             lines
                 .iter()
