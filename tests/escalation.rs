@@ -152,7 +152,14 @@ fn hostile_records_are_rejected_with_a_reason_and_get_no_result() {
             "{kind}: no rejection with {reason:?} logged: {lines:#?}"
         );
     }
-    let replay = log_lines(&dev, &format!("{valid}.json"));
+    let replay = support::wait_for(Duration::from_secs(10), || {
+        let lines = log_lines(&dev, &format!("{valid}.json"));
+        lines
+            .iter()
+            .any(|l| l.contains("replayed"))
+            .then_some(lines)
+    })
+    .unwrap_or_else(|| log_lines(&dev, &format!("{valid}.json")));
     assert!(
         replay.iter().any(|l| l.contains("replayed")),
         "replay not rejected: {replay:#?}"
