@@ -8,7 +8,9 @@ mod support;
 use std::collections::BTreeSet;
 use std::process::{Child, Stdio};
 use std::time::Duration;
-use support::{assert_traces_conform, processes_matching, wait_for, Dev, TestWorkspace, HOLD};
+use support::{
+    assert_traces_conform, processes_matching, ps_json, wait_for, Dev, TestWorkspace, HOLD,
+};
 
 fn coordinators_of(ws: &TestWorkspace) -> Vec<u32> {
     let needle = format!(
@@ -19,20 +21,6 @@ fn coordinators_of(ws: &TestWorkspace) -> Vec<u32> {
         .into_iter()
         .map(|(pid, _)| pid)
         .collect()
-}
-
-fn ps_json(dev: &Dev) -> serde_json::Value {
-    let out = dev
-        .lazaret()
-        .args(["ps", "--json"])
-        .output()
-        .expect("lazaret ps");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("ps --json is JSON")
 }
 
 #[test]

@@ -61,18 +61,8 @@ fn attach(tmux: &Tmux<'_>, target: &str, ws: &TestWorkspace, session: &str) {
     );
 }
 
-/// This workspace's Domain's sessions as `lazaret ps --json` lists them (empty when it is not
-/// running).
 fn sessions(ws: &TestWorkspace) -> Vec<serde_json::Value> {
-    let run = ws.lazaret(&["ps", "--json"]);
-    assert_eq!(run.code, Some(0), "lazaret ps --json: {}", run.stderr);
-    let all: serde_json::Value = serde_json::from_str(&run.stdout).expect("ps --json is JSON");
-    all.as_array()
-        .into_iter()
-        .flatten()
-        .find(|d| d["domain_id"] == ws.domain.as_str())
-        .and_then(|d| d["sessions"].as_array().cloned())
-        .unwrap_or_default()
+    ws.sessions()
 }
 
 /// Waits until the Domain lists `n` sessions satisfying `pred`; returns them.

@@ -8,7 +8,7 @@ mod support;
 
 use std::time::Duration;
 use support::tmux::Tmux;
-use support::{assert_traces_conform, lazaret_bin, wait_for, Dev, TestWorkspace};
+use support::{assert_traces_conform, lazaret_bin, ps_json, wait_for, Dev, TestWorkspace};
 
 /// Column where the second of two side-by-side panes starts in a 160-column TUI (the side
 /// panels take 64 columns, the two panes share 96).
@@ -278,21 +278,6 @@ fn two_panes_escalations_from_the_panel_and_no_injection() {
     ws.assert_nothing_left();
     other.assert_nothing_left();
     assert_traces_conform(&ws);
-}
-
-/// `lazaret ps --json` as the developer.
-fn ps_json(dev: &Dev) -> serde_json::Value {
-    let out = dev
-        .lazaret()
-        .args(["ps", "--json"])
-        .output()
-        .expect("lazaret ps");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("ps --json is JSON")
 }
 
 /// The running Domains of `ws` in `lazaret ps --json` (one entry per coordinator).

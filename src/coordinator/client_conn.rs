@@ -39,6 +39,12 @@ pub async fn serve(
             changed = shutdown.changed() => {
                 let reason = shutdown.borrow().clone();
                 if changed.is_err() || reason.is_some() {
+                    // What was queued first (a session's last output, its exit) goes out first.
+                    while let Ok(item) = queue.try_recv() {
+                        if write(&mut conn, item).await.is_err() {
+                            break;
+                        }
+                    }
                     let reason = reason.unwrap_or_else(|| "the coordinator is stopping".into());
                     let _ = framing::send(&mut conn, &CoordinatorMessage::Shutdown { reason }).await;
                     let _ = framing::close(&mut conn).await;

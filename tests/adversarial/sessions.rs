@@ -37,15 +37,7 @@ fn wait_torn_down(ws: &TestWorkspace) {
 
 /// This workspace's one coordinator-owned session as `lazaret ps --json` lists it.
 fn hosted_session(ws: &TestWorkspace) -> Option<serde_json::Value> {
-    let run = ws.lazaret(&["ps", "--json"]);
-    let all: serde_json::Value = serde_json::from_str(&run.stdout).ok()?;
-    all.as_array()?
-        .iter()
-        .find(|d| d["domain_id"] == ws.domain.as_str())?["sessions"]
-        .as_array()?
-        .iter()
-        .find(|s| s["hosted"] == true)
-        .cloned()
+    ws.sessions().into_iter().find(|s| s["hosted"] == true)
 }
 
 /// Its ID (never `--last`: other tests of the same developer start sessions at the same time,

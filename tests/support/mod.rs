@@ -508,3 +508,32 @@ pub fn assert_traces_conform(ws: &TestWorkspace) -> Vec<String> {
     );
     actions
 }
+
+/// `lazaret ps --json` as the developer (all the developer's running Domains).
+pub fn ps_json(dev: &Dev) -> serde_json::Value {
+    let out = dev
+        .lazaret()
+        .args(["ps", "--json"])
+        .output()
+        .expect("lazaret ps");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("ps --json is JSON")
+}
+
+impl TestWorkspace {
+    /// This workspace's Domain's sessions as `lazaret ps --json` lists them (empty when it is
+    /// not running).
+    pub fn sessions(&self) -> Vec<serde_json::Value> {
+        ps_json(&self.dev)
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|d| d["domain_id"] == self.domain.as_str())
+            .and_then(|d| d["sessions"].as_array().cloned())
+            .unwrap_or_default()
+    }
+}

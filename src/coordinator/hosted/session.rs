@@ -110,8 +110,12 @@ impl HostedSession {
                     .wait()
                     .ok()
                     .map(|s| i32::try_from(s.exit_code()).unwrap_or(1));
-                me.ended(status);
+                // The session leaves the Domain (and the status `lazaret ps` reads) before its
+                // clients hear it ended: a client that then waits for the Domain's teardown
+                // never sees it listed any more.
+                let told = me.ended(status);
                 on_exit(&me);
+                me.tell_ended(told);
             })?;
         Ok(session)
     }
@@ -135,7 +139,8 @@ impl HostedSession {
     }
 
     /// The process ended: nothing can be written to it any more; attached clients are told.
-    fn ended(&self, status: Option<i32>) {
+    /// Returns the attachments to tell (see [`Self::tell_ended`]).
+    fn ended(&self, status: Option<i32>) -> Vec<Attachment> {
         *lock(&self.writer) = None;
         *lock(&self.master) = None;
         *lock(&self.killer) = None;
@@ -144,15 +149,18 @@ impl HostedSession {
             None => "the command ended".to_owned(),
         };
         let mut st = lock(&self.state);
-        st.exit = Some(Exit {
-            status,
-            reason: reason.clone(),
-        });
-        for a in st.attachments.drain(..) {
+        st.exit = Some(Exit { status, reason });
+        st.attachments.drain(..).collect()
+    }
+
+    /// Tells the clients that were attached that the session ended.
+    fn tell_ended(&self, told: Vec<Attachment>) {
+        let Some(exit) = self.exit() else { return };
+        for a in told {
             a.tell(CoordinatorMessage::SessionExited {
                 session_id: self.id.clone(),
-                status,
-                reason: reason.clone(),
+                status: exit.status,
+                reason: exit.reason.clone(),
             });
             a.tell(CoordinatorMessage::Detached {
                 session_id: self.id.clone(),
