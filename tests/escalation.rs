@@ -135,16 +135,18 @@ fn hostile_records_are_rejected_with_a_reason_and_get_no_result() {
     std::thread::sleep(Duration::from_millis(200));
     for (kind, rid, reason) in &cases {
         // The coordinator logs as it sweeps; on a busy machine the line may come a little later.
+        // Matched by request id, not file name: a sweep may meet the oversize record while it is
+        // still `.<id>.tmp` (written, not yet renamed) and reject it under that name.
         let logged = |lines: &Vec<String>| {
             lines
                 .iter()
                 .any(|l| l.contains("rejected escalation record") && l.contains(reason))
         };
         let lines = support::wait_for(Duration::from_secs(10), || {
-            let lines = log_lines(&dev, &format!("{rid}.json"));
+            let lines = log_lines(&dev, rid);
             logged(&lines).then_some(lines)
         })
-        .unwrap_or_else(|| log_lines(&dev, &format!("{rid}.json")));
+        .unwrap_or_else(|| log_lines(&dev, rid));
         assert!(
             lines
                 .iter()
