@@ -136,6 +136,10 @@ fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> an
             profile: profile.clone(),
             sandbox: runtime.sandbox_name(),
             program: std::env::var("LAZARET_PODMAN").unwrap_or_else(|_| "podman".to_owned()),
+            containers: super::domain_state::ContainerPids {
+                sandbox: runtime.sandbox_pid(),
+                sidecar: runtime.sidecar_pid(),
+            },
         },
     );
     let endpoint = Arc::new(Endpoint {
@@ -197,22 +201,6 @@ fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> an
 /// How often the coordinator checks that the Network Sidecar still runs.
 const SIDECAR_WATCH: Duration = Duration::from_millis(500);
 
-fn process_alive(pid: u32) -> bool {
-    let Ok(pid) = i32::try_from(pid) else {
-        return false;
-    };
-    // A zombie still answers kill(0): look at its state too.
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let state = stat
-        .rsplit(')')
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .next();
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok()
-        && !matches!(state, Some("Z") | Some("X"))
-}
-
 async fn serve(
     endpoint: &Arc<Endpoint>,
     socket: &Path,
@@ -232,7 +220,7 @@ async fn serve(
     loop {
         tokio::select! {
             _ = watch.tick(), if sidecar_alive => {
-                if !sidecar_pid.is_some_and(process_alive) {
+                if !sidecar_pid.is_some_and(super::liveness::process_alive) {
                     sidecar_alive = false;
                     endpoint.engine.report_failure(
                         "the Network Sidecar exited: the Agent Sandbox has no network any more \

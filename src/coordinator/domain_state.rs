@@ -8,14 +8,25 @@ use crate::profile::AgentProfile;
 use lazaret_protocol::domain_state::{AnchorSize, DomainView};
 use std::path::Path;
 
-/// The Domain's state now.
-pub fn gather(domain: &Domain, profile: &AgentProfile, fingerprint: &str) -> DomainView {
+/// Host pids of the Domain's containers' main processes, noted at bring-up.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ContainerPids {
+    pub sandbox: Option<u32>,
+    pub sidecar: Option<u32>,
+}
+
+/// The Domain's state now. The containers' liveness is observed on their processes (no podman
+/// process per tick); the State Anchors' sizes are walked only when `anchors` is `None` (a walk
+/// can take a while on a big tooling dir: the feed does it less often).
+pub fn gather(
+    domain: &Domain,
+    profile: &AgentProfile,
+    fingerprint: &str,
+    containers: ContainerPids,
+    anchors: Option<Vec<AnchorSize>>,
+) -> DomainView {
     let status = DomainStatus::read(&crate::coordinator::paths::status(domain));
-    let running = running_containers(&format!("lazaret-{}-", domain.id));
-    let alive = |pid: u32| {
-        i32::try_from(pid)
-            .is_ok_and(|p| nix::sys::signal::kill(nix::unistd::Pid::from_raw(p), None).is_ok())
-    };
+    let alive = crate::coordinator::liveness::process_alive;
     DomainView {
         domain_id: domain.id.to_string(),
         profile: profile.name.clone(),
@@ -24,8 +35,8 @@ pub fn gather(domain: &Domain, profile: &AgentProfile, fingerprint: &str) -> Dom
         coordinator: status
             .as_ref()
             .map(|s| (s.coordinator_pid, alive(s.coordinator_pid))),
-        sandbox_running: running.contains(&domain.container_name("sandbox")),
-        sidecar_running: running.contains(&domain.container_name("sidecar")),
+        sandbox_running: containers.sandbox.is_some_and(alive),
+        sidecar_running: containers.sidecar.is_some_and(alive),
         sessions: status
             .as_ref()
             .map(|s| {
@@ -35,42 +46,30 @@ pub fn gather(domain: &Domain, profile: &AgentProfile, fingerprint: &str) -> Dom
                     .collect()
             })
             .unwrap_or_default(),
-        anchors: profile
-            .persistent
-            .iter()
-            .map(|p| {
-                let anchor = domain
-                    .root
-                    .join("anchors")
-                    .join(crate::runtime::state_anchor::anchor_name(p));
-                // The current generation (`current` is a symlink Lazaret wrote: `gen-<n>`).
-                let (bytes, partial) = tree_size(&anchor.join("current").join("upper"));
-                AnchorSize {
-                    path: p.clone(),
-                    bytes,
-                    partial,
-                }
-            })
-            .collect(),
+        anchors: anchors.unwrap_or_else(|| anchor_sizes(domain, profile)),
         failures: status.map(|s| s.failures).unwrap_or_default(),
     }
 }
 
-/// Names of the running containers whose name starts with `prefix`.
-fn running_containers(prefix: &str) -> Vec<String> {
-    let out = crate::runtime::podman::Podman::default()
-        .command(["ps", "--format", "{{.Names}}"])
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output();
-    match out {
-        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout)
-            .lines()
-            .filter(|l| l.starts_with(prefix))
-            .map(str::to_owned)
-            .collect(),
-        _ => Vec::new(),
-    }
+/// The sizes of the profile's State Anchors (their current generation).
+pub fn anchor_sizes(domain: &Domain, profile: &AgentProfile) -> Vec<AnchorSize> {
+    profile
+        .persistent
+        .iter()
+        .map(|p| {
+            let anchor = domain
+                .root
+                .join("anchors")
+                .join(crate::runtime::state_anchor::anchor_name(p));
+            // The current generation (`current` is a symlink Lazaret wrote: `gen-<n>`).
+            let (bytes, partial) = tree_size(&anchor.join("current").join("upper"));
+            AnchorSize {
+                path: p.clone(),
+                bytes,
+                partial,
+            }
+        })
+        .collect()
 }
 
 /// Allocated bytes under `dir` without following symlinks; `partial` when something could not

@@ -18,6 +18,7 @@ pub mod hosted;
 pub mod invariants;
 pub mod launch;
 mod lifecycle;
+pub mod liveness;
 pub mod paths;
 mod prompt;
 pub mod registry;

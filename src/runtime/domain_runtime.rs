@@ -21,6 +21,8 @@ pub struct DomainRuntime {
     conmons: Vec<i32>,
     /// Host pid of the sidecar's PID 1, once up.
     sidecar_pid: Option<u32>,
+    /// Host pid of the sandbox's main process (runsc's sandbox), once up.
+    sandbox_pid: Option<u32>,
     /// The Escalation Mailbox's request dir (its tmpfs), once mounted.
     mailbox_req: Option<std::os::fd::OwnedFd>,
 }
@@ -39,6 +41,7 @@ impl DomainRuntime {
             up: false,
             conmons: Vec::new(),
             sidecar_pid: None,
+            sandbox_pid: None,
             mailbox_req: None,
         }
     }
@@ -136,6 +139,7 @@ impl DomainRuntime {
             .filter(|p| *p > 0)
             .collect();
         self.sidecar_pid = inspected.get(1).map(|i| i.pid).filter(|p| *p > 0);
+        self.sandbox_pid = Some(sandbox.pid).filter(|p| *p > 0);
         Ok(planned.notices)
     }
 
@@ -155,6 +159,11 @@ impl DomainRuntime {
     /// automatic, reporting it is not).
     pub fn sidecar_pid(&self) -> Option<u32> {
         self.sidecar_pid
+    }
+
+    /// Host pid of the running sandbox's main process (what `podman inspect` calls its pid).
+    pub fn sandbox_pid(&self) -> Option<u32> {
+        self.sandbox_pid
     }
 
     /// The sidecar created and started with its policy installed (ready), and the sandbox

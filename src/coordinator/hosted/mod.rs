@@ -15,6 +15,7 @@ pub mod viewer;
 use super::engine::Engine;
 use super::event::Event;
 use super::viewers::ViewerId;
+use crate::coordinator::domain_state;
 use crate::domain::Domain;
 use crate::escalation::routing::Decided;
 use crate::escalation::routing::PromptEvent;
@@ -39,6 +40,8 @@ pub struct SpawnConfig {
     pub sandbox: String,
     /// The podman binary.
     pub program: String,
+    /// Host pids of the sandbox's and the sidecar's main processes, for the Domain panel.
+    pub containers: domain_state::ContainerPids,
 }
 
 /// A connected client.

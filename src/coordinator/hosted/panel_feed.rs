@@ -1,6 +1,7 @@
 //! What the control centres' panels show, gathered by the coordinator and sent to every
 //! client that watches the Domain (issue #14: front ends read no Domain state themselves):
-//! the denial ledger every 0.5 s, the Domain's state every 3 s, each sent only when it changed
+//! the denial ledger every 0.5 s, the Domain's state every 3 s (the State Anchors' sizes every
+//! 30 s), each sent only when it changed
 //! (and at once to a control centre that starts watching). Nothing is gathered while no
 //! control centre watches.
 
@@ -16,6 +17,8 @@ use std::time::Duration;
 const DENIALS_EVERY: Duration = Duration::from_millis(500);
 /// The Domain state is gathered every this many denial ticks (3 s).
 const STATE_EVERY: u32 = 6;
+/// The State Anchors' sizes are walked every this many denial ticks (30 s).
+const SIZES_EVERY: u32 = 60;
 
 /// The last state and denials sent, for control centres that start watching.
 #[derive(Default)]
@@ -65,8 +68,15 @@ pub fn spawn(host: Arc<super::SessionHost>, feed: Arc<Mutex<PanelFeed>>) {
             let state = if n.is_multiple_of(STATE_EVERY) {
                 let (domain, profile) = (spawn.domain.clone(), spawn.profile.clone());
                 let fingerprint = profile.fingerprint();
+                let containers = spawn.containers;
+                let sizes = match feed.lock() {
+                    Ok(f) if !n.is_multiple_of(SIZES_EVERY) => {
+                        f.state.as_ref().map(|s| s.anchors.clone())
+                    }
+                    _ => None,
+                };
                 tokio::task::spawn_blocking(move || {
-                    domain_state::gather(&domain, &profile, &fingerprint)
+                    domain_state::gather(&domain, &profile, &fingerprint, containers, sizes)
                 })
                 .await
                 .ok()

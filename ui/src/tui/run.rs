@@ -1,10 +1,12 @@
 //! The TUI's loop: one thread reads the host terminal, pane readers and pollers send events,
-//! and this loop applies them and renders — at most one frame per [`FRAME`], each pane's
-//! output coalesced into that frame, so a flood in one pane never delays keys or other panes.
+//! and this loop applies them and renders — a frame at once when frames are rare, at most one
+//! per [`super::pacer::FRAME`] under a flood ([`Pacer`]), each pane's output coalesced into
+//! that frame, so a flood in one pane never delays keys or other panes.
 
 use super::app::App;
 use super::draw;
 use super::event::AppEvent;
+use super::pacer::Pacer;
 use super::screen::Screen;
 use super::settings::Settings;
 use anyhow::Context;
@@ -14,10 +16,7 @@ use ratatui::Terminal;
 use std::io::Write;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-/// Shortest time between two frames.
-const FRAME: Duration = Duration::from_millis(8);
+use std::time::Instant;
 
 /// What `lazaret tui` was asked for.
 #[derive(Clone, Debug, Default)]
@@ -117,18 +116,16 @@ fn event_loop(
     terminal: &mut Terminal<CrosstermBackend<std::io::Stdout>>,
     rx: &mpsc::Receiver<AppEvent>,
 ) -> anyhow::Result<()> {
-    let mut last = Instant::now() - FRAME;
+    let mut pacer = Pacer::new(Instant::now());
     loop {
         if app.needs_render {
-            // Within FRAME of the last frame: gather more before drawing (a flood of output
-            // costs one frame per FRAME, not one per read).
+            // Under a flood: gather more before drawing (one frame per FRAME, not one per read).
             loop {
-                let due = last + FRAME;
-                let now = Instant::now();
-                if now >= due {
+                let wait = pacer.wait(Instant::now());
+                if wait.is_zero() {
                     break;
                 }
-                match rx.recv_timeout(due - now) {
+                match rx.recv_timeout(wait) {
                     Ok(ev) => app.handle(ev),
                     Err(RecvTimeoutError::Timeout) => break,
                     Err(RecvTimeoutError::Disconnected) => return Ok(()),
@@ -136,7 +133,7 @@ fn event_loop(
             }
             render(app, terminal)?;
             app.needs_render = false;
-            last = Instant::now();
+            pacer.drew(Instant::now());
         }
         if app.quit {
             return Ok(());
