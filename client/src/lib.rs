@@ -5,6 +5,8 @@
 //! - [`connection`]: a client connection (`connect`) and its requests;
 //! - [`link`]: a long-lived connection that carries several attached sessions (the TUI);
 //! - [`locate`]: the user's running Domains and their sessions;
+//! - [`pacer`]: when the next screen update may go out (the TUI's frames, the coordinator's
+//!   screen updates);
 //! - [`prompts`]: escalation prompts on a client ([`prompts::Prompter`]);
 //! - [`target`]: the [`target::Launcher`] the engine implements for the front ends;
 //! - [`config`]: reading trusted configuration files.
@@ -14,5 +16,6 @@ pub mod connection;
 pub mod link;
 pub mod locate;
 pub mod open;
+pub mod pacer;
 pub mod prompts;
 pub mod target;

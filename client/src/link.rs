@@ -2,13 +2,15 @@
 //! shows several sessions at once (`lazaret tui`): one thread with its own event loop carries
 //! the connection; the front end sends it commands and receives [`LinkEvent`]s, and each
 //! attached session's output goes straight to the [`SessionSink`] registered for it (a pane's
-//! emulator), without passing through the front end's event loop.
+//! emulator), without passing through the front end's event loop. Sessions are attached for
+//! screen updates ([`Updates::Screen`]): a pane draws the coordinator's screen and fetches the
+//! history on demand, so it never parses the program's own bytes.
 
 use super::connection::{connect, Connection, DomainAddress};
 use crate::open::JoinError;
 use lazaret_protocol::escalation::{Decision, EscalationPrompt};
 use lazaret_protocol::framing::{self, Frame, FrameError};
-use lazaret_protocol::messages::{ClientMessage, CoordinatorMessage, SessionInfo};
+use lazaret_protocol::messages::{ClientMessage, CoordinatorMessage, SessionInfo, Updates};
 use lazaret_protocol::SessionId;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -308,6 +310,7 @@ async fn command(
                 rows: size.0,
                 cols: size.1,
                 history,
+                updates: Updates::Screen,
             }
         }
         Cmd::Detach(session) => {
@@ -373,6 +376,7 @@ async fn message(
                     rows,
                     cols,
                     history: 0,
+                    updates: Updates::Screen,
                 };
                 if let Err(e) = framing::send(c, &attach).await {
                     return Some(format!("the connection broke: {e}"));

@@ -68,6 +68,27 @@ pub const MAX_DENIALS: usize = 500;
 /// Every version this build speaks.
 pub const SUPPORTED_VERSIONS: &[u32] = &[PROTOCOL_VERSION];
 
+/// How an attached client receives a session's output after the first screen.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Updates {
+    /// The program's output bytes as they come: what a plain terminal needs (its own
+    /// scrollback keeps them). `lazaret attach`.
+    #[default]
+    Bytes,
+    /// The coordinator's screen, redrawn as bytes (the same sequence as the first screen) at
+    /// once when the screen changes, at most one per frame under a flood — for front ends that
+    /// draw the screen themselves and fetch the history separately (the TUI's panes). The
+    /// client never parses the program's own bytes, and a flood costs it one screen per frame.
+    Screen,
+}
+
+impl Updates {
+    pub fn is_bytes(&self) -> bool {
+        *self == Updates::Bytes
+    }
+}
+
 /// Messages a Client CLI sends to the coordinator.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
@@ -137,6 +158,9 @@ pub enum ClientMessage {
         cols: u16,
         /// Up to this many scrollback lines are replayed before the screen.
         history: u32,
+        /// How the output comes after the first screen ([`Updates`]; bytes when absent).
+        #[serde(default, skip_serializing_if = "Updates::is_bytes")]
+        updates: Updates,
     },
     /// Stops receiving a session's output; the session keeps running.
     DetachSession { session_id: SessionId },
@@ -599,6 +623,14 @@ mod tests {
                 rows: 50,
                 cols: 190,
                 history: 0,
+                updates: Updates::Bytes,
+            },
+            ClientMessage::AttachSession {
+                session_id: sid.clone(),
+                rows: 50,
+                cols: 190,
+                history: 0,
+                updates: Updates::Screen,
             },
             ClientMessage::DetachSession {
                 session_id: sid.clone(),
@@ -618,6 +650,21 @@ mod tests {
             let s = serde_json::to_string(&m).unwrap();
             assert_eq!(serde_json::from_str::<ClientMessage>(&s).unwrap(), m, "{s}");
         }
+        // An attach that does not say how it wants the output gets bytes (clients before
+        // screen updates); an unknown way is refused.
+        let plain = format!(
+            r#"{{"type":"attach_session","session_id":"{}","rows":1,"cols":1,"history":0}}"#,
+            sid.as_str()
+        );
+        assert!(matches!(
+            serde_json::from_str::<ClientMessage>(&plain).unwrap(),
+            ClientMessage::AttachSession {
+                updates: Updates::Bytes,
+                ..
+            }
+        ));
+        let odd = plain.replace(r#""history":0"#, r#""history":0,"updates":"damage""#);
+        assert!(serde_json::from_str::<ClientMessage>(&odd).is_err());
         let info = SessionInfo {
             session_id: sid.clone(),
             command: vec!["bash".into()],

@@ -87,6 +87,14 @@ async fn write(conn: &mut Conn, item: Outbound) -> Result<(), FrameError> {
             let bytes = session.redraw_for(&lagging);
             framing::send_data(conn, channel, &bytes).await
         }
+        Outbound::Screen {
+            channel,
+            session,
+            feed,
+        } => {
+            let bytes = session.screen_update(&feed);
+            framing::send_data(conn, channel, &bytes).await
+        }
     }
 }
 
@@ -133,9 +141,10 @@ async fn request(
             rows,
             cols,
             history,
+            updates,
         } => {
             let history = history.min(MAX_HISTORY) as usize;
-            match host.attach(key, &session_id, (rows, cols), history) {
+            match host.attach(key, &session_id, (rows, cols), history, updates) {
                 // `attached` and the screen were queued by the session itself.
                 Ok(()) => return Ok(()),
                 Err(why) => error(why),

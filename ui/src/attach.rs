@@ -186,6 +186,8 @@ fn attach_message(session: &SessionId) -> ClientMessage {
         rows,
         cols,
         history: 0,
+        // A plain terminal keeps the program's bytes in its own scrollback.
+        updates: lazaret_protocol::messages::Updates::Bytes,
     }
 }
 

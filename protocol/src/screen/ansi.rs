@@ -1,6 +1,8 @@
 //! [`ScreenSnapshot`] as terminal bytes for a fresh xterm-like terminal.
 //!
-//! The sequence: reset attributes, modes and scroll region; clear (ED 0 from the home position:
+//! The sequence: leave the alternate screen (a client that saw the session on it earlier — a
+//! lagging one, a TUI pane fed screen updates — must not stay there), reset attributes, modes
+//! and scroll region; clear (ED 0 from the home position:
 //! ED 2 makes some terminals, alacritty among them, scroll the screen into their history); with
 //! history, print the history lines from the top row and line-feed until every one has scrolled
 //! into the terminal's scrollback (a soft-wrapped line runs on into the next instead of CR LF,
@@ -17,7 +19,8 @@ use crate::screen::LineItem;
 use std::io::Write;
 
 /// Modes switched off before drawing (a client terminal may have any of them on).
-const RESET: &[u8] = b"\x1b[0m\x1b[r\x1b[?6l\x1b[?1l\x1b>\x1b[?2004l\x1b[?1000l\x1b[?1002l\
+const RESET: &[u8] =
+    b"\x1b[?1049l\x1b[0m\x1b[r\x1b[?6l\x1b[?1l\x1b>\x1b[?2004l\x1b[?1000l\x1b[?1002l\
 \x1b[?1003l\x1b[?1006l\x1b[?1004l\x1b[?7h\x1b[?25l";
 
 pub(super) fn render(snapshot: &ScreenSnapshot, with_history: bool) -> Vec<u8> {

@@ -21,14 +21,14 @@ use crate::escalation::routing::Decided;
 use crate::escalation::routing::PromptEvent;
 use crate::profile::AgentProfile;
 use lazaret_protocol::escalation::Decision;
-use lazaret_protocol::messages::{Refusal, RefusalCode, SessionInfo};
+use lazaret_protocol::messages::{Refusal, RefusalCode, SessionInfo, Updates};
 use lazaret_protocol::{ComponentId, SessionId};
 use prompts::PromptBoard;
 use session::{HostedSession, Spawn};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 use std::sync::{Arc, Mutex, MutexGuard};
-use viewer::{Attachment, OutboundSender, ViewerKey};
+use viewer::{Attachment, Feed, OutboundSender, ViewerKey};
 
 /// Scrollback lines the coordinator keeps per session.
 pub const SCROLLBACK: usize = 5000;
@@ -247,6 +247,7 @@ impl SessionHost {
         id: &SessionId,
         size: (u16, u16),
         history: usize,
+        updates: Updates,
     ) -> Result<(), String> {
         let session = self.running(id.as_str())?;
         let viewer = self.engine.registry().connect_viewer();
@@ -275,6 +276,10 @@ impl SessionHost {
                 queued: Arc::new(AtomicUsize::new(0)),
                 lagging: Arc::new(AtomicBool::new(false)),
                 size,
+                feed: match updates {
+                    Updates::Bytes => Feed::Bytes,
+                    Updates::Screen => Feed::screen(),
+                },
             }
         };
         let out = attachment.out.clone();

@@ -262,6 +262,14 @@ impl HostedSession {
         st.screen.redraw(0)
     }
 
+    /// The screen as an update for an attachment fed screen updates
+    /// ([`super::viewer::Feed::Screen`]): output from now on asks for the next one.
+    pub fn screen_update(&self, feed: &super::viewer::ScreenFeed) -> Vec<u8> {
+        let st = lock(&self.state);
+        feed.taken(std::time::Instant::now());
+        st.screen.redraw(0)
+    }
+
     /// Scrollback lines for a client scrolled back: `(total kept, lines)`.
     pub fn history(
         &self,

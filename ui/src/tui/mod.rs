@@ -14,7 +14,6 @@ pub mod input;
 pub mod keymap;
 pub mod layout;
 pub mod links;
-mod pacer;
 pub mod pane;
 pub mod pane_history;
 pub mod panels;

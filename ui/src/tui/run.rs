@@ -1,15 +1,15 @@
 //! The TUI's loop: one thread reads the host terminal, pane readers and pollers send events,
 //! and this loop applies them and renders — a frame at once when frames are rare, at most one
-//! per [`super::pacer::FRAME`] under a flood ([`Pacer`]), each pane's output coalesced into
+//! per [`lazaret_client::pacer::FRAME`] under a flood ([`Pacer`]), each pane's output coalesced into
 //! that frame, so a flood in one pane never delays keys or other panes.
 
 use super::app::App;
 use super::draw;
 use super::event::AppEvent;
-use super::pacer::Pacer;
 use super::screen::Screen;
 use super::settings::Settings;
 use anyhow::Context;
+use lazaret_client::pacer::Pacer;
 use lazaret_client::target::Launcher;
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;

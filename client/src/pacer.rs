@@ -1,5 +1,6 @@
-//! When the TUI may draw its next frame: at once while frames are rare (a key's echo is shown
-//! as soon as it arrives, whenever the last frame was), at most one per [`FRAME`] under a flood.
+//! When the next screen update may go out — the TUI's next frame, the coordinator's next screen
+//! update to a pane: at once while updates are rare (a key's echo is shown as soon as it
+//! arrives, whenever the last update was), at most one per [`FRAME`] under a flood.
 //!
 //! A token bucket: [`BURST`] frames may be drawn back to back, refilled at one per `FRAME`. A
 //! fixed "one frame per FRAME" rule made an echo that came within 8 ms of an unrelated frame (a
