@@ -197,7 +197,8 @@ fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> an
 /// How often the coordinator checks that the Network Sidecar still runs.
 const SIDECAR_WATCH: Duration = Duration::from_millis(500);
 
-fn process_alive(pid: u32) -> bool {
+/// Whether the process `pid` runs (a zombie does not).
+pub(crate) fn process_alive(pid: u32) -> bool {
     let Ok(pid) = i32::try_from(pid) else {
         return false;
     };
