@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 /// killed 3 s later if it is still there). `lazaret kill` returns once the session has left the
 /// Domain; when it was the Domain's last session, once the Domain is torn down, as after the
 /// last `lazaret run` — so `lazaret kill X && lazaret ps` never lists X. Each wait is bounded
-/// (30 s); past it, kill says what is still there and exits 1.
+/// (30 s); past it, kill says what is still there and exits 125.
 ///
 /// Examples:
 ///   lazaret kill 3fa9c1              by Session ID (a unique prefix is enough)
