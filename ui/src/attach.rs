@@ -230,6 +230,8 @@ async fn pump(
                     None if typed_ahead.len() < MAX_TYPED_AHEAD => typed_ahead.extend(bytes),
                     None => {}
                 },
+                // A prompt closed by the detach asks for a redraw: not for a terminal leaving.
+                Cmd::Resize | Cmd::Redraw if detaching => {}
                 Cmd::Resize | Cmd::Redraw => {
                     let now = terminal_size();
                     // A redraw after a prompt: a size change makes full-screen programs redraw.
