@@ -223,7 +223,11 @@ fn lazaret_kill_ends_a_detached_session_and_the_domain_with_it() {
     tmux.wait_screen("a", "A's detach", |s| s.contains("cli-rc=0"));
     let a = id_of(&wait_sessions(&ws, "A detached", |s| s.len() == 1)[0]);
     start_detachable(&tmux, "b", &ws);
-    wait_sessions(&ws, "two sessions", |s| s.len() == 2);
+    let both = wait_sessions(&ws, "two sessions", |s| s.len() == 2);
+    // `ps --json` says whether each session's process still runs.
+    for s in &both {
+        assert_eq!(s["running"], true, "{both:#?}");
+    }
 
     // An unknown session: a clear error, non-zero.
     let unknown = ws.lazaret(&["kill", "0000ffff0000"]);
@@ -233,10 +237,17 @@ fn lazaret_kill_ends_a_detached_session_and_the_domain_with_it() {
         "{unknown:?}"
     );
 
+    // `lazaret kill` returns once the session has left the Domain: `ps` right after it never
+    // lists it.
     let killed = ws.lazaret(&["kill", &a[..12]]);
     assert_eq!(killed.code, Some(0), "{killed:?}");
     assert!(killed.stderr.contains("ended session"), "{killed:?}");
-    let left = wait_sessions(&ws, "A gone", |s| s.len() == 1);
+    let left = sessions(&ws);
+    assert_eq!(
+        left.len(),
+        1,
+        "A still listed after its kill returned: {left:#?}"
+    );
     assert_ne!(id_of(&left[0]), a);
 
     // A's processes inside the Agent Sandbox ended with it (not only the coordinator's
@@ -248,10 +259,26 @@ fn lazaret_kill_ends_a_detached_session_and_the_domain_with_it() {
     });
     let screen = tmux.screen("b");
     let b = id_of(&left[0]);
-    let _ = ws.lazaret(&["kill", &b[..12]]);
+    // The last session: kill returns once the Domain is torn down (its coordinator exited
+    // after the last teardown step, which removes the resource marker).
+    let killed_b = ws.lazaret(&["kill", &b[..12]]);
+    let marker = ws
+        .dev
+        .runtime_dir
+        .join("lazaret")
+        .join(ws.domain.as_str())
+        .join("resources");
+    let (listed, marker_left) = (sessions(&ws), marker.exists());
     assert!(
         gone.is_some(),
         "A's process still runs in the sandbox after lazaret kill:\n{screen}"
+    );
+    assert_eq!(killed_b.code, Some(0), "{killed_b:?}");
+    assert!(killed_b.stderr.contains("torn down"), "{killed_b:?}");
+    assert!(listed.is_empty(), "listed after the last kill: {listed:#?}");
+    assert!(
+        !marker_left,
+        "the teardown had not finished when kill returned"
     );
     tmux.wait_screen("b", "B ended by kill", |s| {
         s.lines().any(|l| l.starts_with("cli-rc="))
@@ -335,7 +362,12 @@ fn a_prompt_offered_to_two_attached_clients_is_decided_once() {
     std::thread::sleep(GUARD);
     tmux.keys("a", "a");
     tmux.wait_screen("a", "the result", |s| s.contains("rc=0"));
-    tmux.wait_screen("b", "B's prompt withdrawn", |s| s.contains("withdrawn"));
+    // B is told what was decided, and by which kind of client.
+    tmux.wait_screen("b", "B's prompt withdrawn", |s| {
+        s.contains(
+            "withdrawn: decided elsewhere: approved in the terminal that started the session",
+        )
+    });
     tmux.wait_screen("b", "the result in B too", |s| s.contains("\nhost-said-42"));
     // A late key in B decides nothing and reaches the shell as a plain key at most.
     tmux.keys("b", "d");
@@ -347,10 +379,31 @@ fn a_prompt_offered_to_two_attached_clients_is_decided_once() {
         tmux.wait_screen(t, "the shell again", |s| s.contains("\nboth-42"));
     }
 
-    tmux.type_line("a", "exit");
+    // ctrl-b d while a prompt is shown detaches B; the request stays pending for A.
+    tmux.type_line(
+        "a",
+        "lazaret-escalate -- sh -c 'echo again >> marker'; echo rc2=$((40+2))",
+    );
     for t in ["a", "b"] {
-        tmux.wait_screen(t, "the exit", |s| s.contains("cli-rc=0"));
+        tmux.wait_screen(t, "the second prompt in both", |s| {
+            s.contains(PROMPT) && s.contains("again >> marker")
+        });
     }
+    tmux.key("b", "C-b");
+    tmux.keys("b", "d");
+    let s = tmux.wait_screen("b", "B detached from the prompt", |s| {
+        s.contains("cli-rc=0")
+    });
+    assert!(s.contains("withdrawn: you detached"), "{s}");
+    wait_sessions(&ws, "A alone attached", |s| attached(&s[0]) == ["run"]);
+    assert_eq!(marker_lines(&ws), 1, "decided by B's detach key");
+    std::thread::sleep(GUARD);
+    tmux.keys("a", "a");
+    tmux.wait_screen("a", "the second result", |s| s.contains("\nrc2=42"));
+    assert_eq!(marker_lines(&ws), 2);
+
+    tmux.type_line("a", "exit");
+    tmux.wait_screen("a", "the exit", |s| s.contains("cli-rc=0"));
     assert_torn_down(&ws);
     assert_traces_conform(&ws);
 }

@@ -19,6 +19,15 @@ pub struct SessionStatus {
     /// Label of the client that started it ("run", "tui", "attach").
     #[serde(default)]
     pub started_by: String,
+    /// Whether the session's process still runs. A session leaves the Domain as soon as its
+    /// process ended, so false shows only for that moment. Absent in the status of an older
+    /// coordinator: then true (it listed running sessions only).
+    #[serde(default = "yes")]
+    pub running: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
@@ -41,5 +50,23 @@ impl DomainStatus {
     pub fn read(path: &std::path::Path) -> Option<DomainStatus> {
         let text = std::fs::read_to_string(path).ok()?;
         serde_json::from_str(&text).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_of_an_older_status_file_is_running() {
+        let old =
+            r#"{"session_id":"s","client_cli_id":"c","command":["bash"],"started_unix_ms":1}"#;
+        let s: SessionStatus = serde_json::from_str(old).expect("an older session status");
+        assert!(s.running);
+        let ended = r#"{"session_id":"s","client_cli_id":"c","command":[],"started_unix_ms":1,"running":false}"#;
+        let s: SessionStatus = serde_json::from_str(ended).expect("a session status");
+        assert!(!s.running);
+        let json = serde_json::to_value(&s).expect("json");
+        assert_eq!(json["running"], false);
     }
 }

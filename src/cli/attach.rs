@@ -14,7 +14,8 @@ use lazaret_ui::attach;
 /// typed or resized last. Escalation prompts of the session are offered here too: the first
 /// decision of any attached client counts.
 ///
-/// Keys: ctrl-b d detaches (the session keeps running); ctrl-b ctrl-b sends one ctrl-b.
+/// Keys: ctrl-b d detaches (the session keeps running; also while an escalation prompt is
+/// shown, which then waits for the session's other clients); ctrl-b ctrl-b sends one ctrl-b.
 /// Closing the terminal also only detaches. The exit status is the command's when it ends
 /// while attached, 0 after a detach.
 ///

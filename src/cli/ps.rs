@@ -10,9 +10,10 @@ use clap::Args;
 #[derive(Debug, Args)]
 pub struct PsArgs {
     /// Print a JSON array of Domains (domain_id, profile, workspace, coordinator_pid, coordinator_id,
-    /// sandbox, sessions[{session_id, client_cli_id, command, started_unix_ms, hosted, attached,
-    /// started_by}]). `hosted`: owned by the coordinator (attachable with `lazaret attach`);
-    /// `attached`: labels of the clients attached now (empty: detached, still running).
+    /// sandbox, failures, sessions[{session_id, client_cli_id, command, started_unix_ms, hosted,
+    /// attached, started_by, running}]). `hosted`: owned by the coordinator (attachable with
+    /// `lazaret attach`); `attached`: labels of the clients attached now (empty: detached);
+    /// `running`: the session's process still runs. Schema: docs/coordinator.md.
     #[arg(long)]
     pub json: bool,
 }
@@ -68,12 +69,14 @@ pub fn execute(layout: &Layout, args: PsArgs) -> anyhow::Result<i32> {
             d.sessions.len()
         );
         for s in &d.sessions {
-            let how = if !s.hosted {
-                "on its `lazaret run` terminal".to_owned()
+            let how = if !s.running {
+                "its process ended; leaving the Domain".to_owned()
+            } else if !s.hosted {
+                "running on its `lazaret run` terminal".to_owned()
             } else if s.attached.is_empty() {
-                format!("detached (started by {})", s.started_by)
+                format!("running, detached (started by {})", s.started_by)
             } else {
-                format!("attached: {}", s.attached.join(", "))
+                format!("running, attached: {}", s.attached.join(", "))
             };
             outln!(
                 "    session {}  {}  [{}]",

@@ -121,8 +121,8 @@ impl DomainSession for ClientSession {
                                 let _ = answer.send((id, d));
                             });
                         }
-                        Ok(CoordinatorMessage::EscalationWithdrawn { request_id, .. }) => {
-                            open.withdraw(&request_id);
+                        Ok(CoordinatorMessage::EscalationWithdrawn { request_id, reason }) => {
+                            open.withdraw(&request_id, &reason);
                         }
                         Ok(CoordinatorMessage::Shutdown { reason }) => break reason,
                         Ok(other) => break format!("unexpected message from the coordinator: {other:?}"),

@@ -158,6 +158,8 @@ impl Engine {
                 hosted: false,
                 attached: Vec::new(),
                 started_by: "run".to_owned(),
+                // Its `lazaret run` starts the process now and leaves when it ends.
+                running: true,
             });
         }
         let (prompt_tx, prompts) = routing::channel();
@@ -234,7 +236,13 @@ impl Engine {
     }
 
     /// A coordinator-owned session's clients changed: `lazaret ps` shows them.
-    pub fn set_hosted(&self, session: &SessionId, started_by: &str, attached: Vec<String>) {
+    pub fn set_hosted(
+        &self,
+        session: &SessionId,
+        started_by: &str,
+        attached: Vec<String>,
+        running: bool,
+    ) {
         if let Ok(mut st) = self.status.lock() {
             if let Some(s) = st
                 .sessions
@@ -244,6 +252,7 @@ impl Engine {
                 s.hosted = true;
                 s.started_by = started_by.to_owned();
                 s.attached = attached;
+                s.running = running;
             }
         }
         self.publish_status();

@@ -42,6 +42,10 @@ enum Cmd {
     Decided(String, Option<Decision>),
 }
 
+/// Why a prompt on this terminal closes when the developer detaches.
+const DETACHED: &str = "you detached; the request waits for the session's other clients \
+(lazaret attach, lazaret tui) until it times out";
+
 /// Output chunks queued for the terminal beyond which this client drops output and, once the
 /// terminal has caught up, asks for a fresh redraw (at most 256 × 1 MiB frames).
 const BEHIND_AFTER: usize = 256;
@@ -153,13 +157,14 @@ pub fn run(
                     let _ = input.send(Cmd::Detach);
                     break;
                 }
-                Ok(n) if in_gate.route_input(&buf[..n]) => {}
                 Ok(n) => {
-                    let (bytes, detach) = key.feed(&buf[..n]);
+                    // The detach key counts while a prompt owns the terminal too.
+                    let routed = key.route(&in_gate, &buf[..n]);
+                    let bytes = routed.for_session;
                     if !bytes.is_empty() && input.send(Cmd::Input(bytes)).is_err() {
                         break;
                     }
-                    if detach {
+                    if routed.detach {
                         let _ = input.send(Cmd::Detach);
                         break;
                     }
@@ -227,6 +232,8 @@ async fn pump(
                     None if typed_ahead.len() < MAX_TYPED_AHEAD => typed_ahead.extend(bytes),
                     None => {}
                 },
+                // A prompt closed by the detach asks for a redraw: not for a terminal leaving.
+                Cmd::Resize | Cmd::Redraw if detaching => {}
                 Cmd::Resize | Cmd::Redraw => {
                     let now = terminal_size();
                     // A redraw after a prompt: a size change makes full-screen programs redraw.
@@ -250,6 +257,9 @@ async fn pump(
                         continue;
                     }
                     detaching = true;
+                    // Closed here only: the coordinator keeps offering them to the session's
+                    // other clients and the control centres.
+                    open.withdraw_all(DETACHED);
                     let msg = ClientMessage::DetachSession { session_id: session.clone() };
                     framing::send(c, &msg).await?;
                 }
@@ -278,7 +288,10 @@ async fn pump(
                     CoordinatorMessage::Detached { session_id }
                         if &session_id == session && detaching => return Ok(Outcome::Detached),
                     CoordinatorMessage::SessionExited { session_id, status, .. }
-                        if &session_id == session => return Ok(Outcome::Exited(status)),
+                        if &session_id == session => {
+                        open.withdraw_all("the session ended");
+                        return Ok(Outcome::Exited(status));
+                    }
                     CoordinatorMessage::EscalationPrompt { prompt } => {
                         let answers = answers.clone();
                         let mine = prompt.session_id == session.as_str();
@@ -291,8 +304,8 @@ async fn pump(
                             let _ = answers.send(Cmd::Decided(id, d));
                         });
                     }
-                    CoordinatorMessage::EscalationWithdrawn { request_id, .. } => {
-                        open.withdraw(&request_id);
+                    CoordinatorMessage::EscalationWithdrawn { request_id, reason } => {
+                        open.withdraw(&request_id, &reason);
                     }
                     CoordinatorMessage::Shutdown { reason } => return Ok(Outcome::Gone(reason)),
                     CoordinatorMessage::Error { message } => anyhow::bail!("{message}"),

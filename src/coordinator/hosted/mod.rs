@@ -416,7 +416,15 @@ impl SessionHost {
             decision: decision.clone(),
             by: viewer,
         };
-        match lock(&self.board).decide(request_id, key, &by, decided) {
+        let (label, client) = lock(&self.viewers)
+            .get(&key)
+            .map(|v| (v.label.clone(), v.client.as_str().to_owned()))
+            .unwrap_or_default();
+        let decider = prompts::Decider {
+            label: &label,
+            client: &client,
+        };
+        match lock(&self.board).decide(request_id, key, &decider, decided) {
             Ok(()) => tracing::info!(request = %request_id, ?decision, %by, "developer decided"),
             Err(why) => {
                 tracing::info!(request = %request_id, ?why, %by, "escalation decision not taken")
@@ -427,7 +435,8 @@ impl SessionHost {
     /// Tells `lazaret ps` (the status file) who is attached.
     fn publish(&self, s: &HostedSession) {
         let info = s.info();
-        self.engine.set_hosted(&s.id, &s.started_by, info.attached);
+        self.engine
+            .set_hosted(&s.id, &s.started_by, info.attached, info.running);
     }
 
     fn running(&self, id: &str) -> Result<Arc<HostedSession>, String> {

@@ -5,7 +5,7 @@
 
 use super::viewer::{Outbound, OutboundSender, ViewerKey};
 use crate::escalation::routing::Decided;
-use lazaret_protocol::escalation::EscalationPrompt;
+use lazaret_protocol::escalation::{Decision, EscalationPrompt};
 use lazaret_protocol::messages::CoordinatorMessage;
 use std::collections::HashMap;
 
@@ -76,12 +76,12 @@ impl PromptBoard {
     }
 
     /// `key`'s decision: taken when it is the first and the client was offered the prompt;
-    /// `viewer` is who decided in the protocol model, `by` names the client in messages.
+    /// the others are told what was decided and by whom (`by`).
     pub fn decide(
         &mut self,
         request_id: &str,
         key: ViewerKey,
-        by: &str,
+        by: &Decider<'_>,
         decided: Decided,
     ) -> Result<(), NotTaken> {
         let Some(p) = self.pending.get(request_id) else {
@@ -93,8 +93,9 @@ impl PromptBoard {
         let Some(p) = self.pending.remove(request_id) else {
             return Err(NotTaken::Unknown);
         };
+        let reason = decided_elsewhere(&decided.decision, by);
         let _ = p.reply.send(decided);
-        withdraw_from(&p, Some(key), &format!("decided in another client ({by})"));
+        withdraw_from(&p, Some(key), &reason);
         Ok(())
     }
 
@@ -111,6 +112,31 @@ impl PromptBoard {
     pub fn waiting(&self) -> Vec<String> {
         self.pending.keys().cloned().collect()
     }
+}
+
+/// The client that decided a prompt: its label ("tui", "attach", "run") and Client CLI ID.
+pub struct Decider<'a> {
+    pub label: &'a str,
+    pub client: &'a str,
+}
+
+/// What the other clients are told when `by` decided (FR-5: who decided is attributable), e.g.
+/// "decided elsewhere: approved in a control centre (lazaret tui, client 3fa9c1d2)".
+pub fn decided_elsewhere(decision: &Decision, by: &Decider<'_>) -> String {
+    let what = match decision {
+        Decision::Approve {} => "approved",
+        Decision::Edit { .. } => "approved with an edited command",
+        Decision::Deny {} => "denied",
+    };
+    let kind = match by.label {
+        "tui" => "in a control centre (lazaret tui",
+        "attach" => "in an attached terminal (lazaret attach",
+        "run" => "in the terminal that started the session (lazaret run --detachable",
+        _ => "in another client (",
+    };
+    let client: String = by.client.chars().take(8).collect();
+    let sep = if kind.ends_with('(') { "" } else { ", " };
+    format!("decided elsewhere: {what} {kind}{sep}client {client})")
 }
 
 fn offer(p: &mut Pending, key: ViewerKey, out: OutboundSender) {
@@ -144,6 +170,43 @@ mod tests {
 
     fn d(decision: Decision) -> Decided {
         Decided { decision, by: None }
+    }
+
+    fn by<'a>(label: &'a str, client: &'a str) -> Decider<'a> {
+        Decider { label, client }
+    }
+
+    #[test]
+    fn the_withdrawal_says_what_was_decided_and_by_which_kind_of_client() {
+        let id = "0123456789abcdef0123456789abcdef";
+        let cases = [
+            (
+                Decision::Approve {},
+                "tui",
+                "decided elsewhere: approved in a control centre (lazaret tui, client 01234567)",
+            ),
+            (
+                Decision::Deny {},
+                "attach",
+                "decided elsewhere: denied in an attached terminal (lazaret attach, client 01234567)",
+            ),
+            (
+                Decision::Edit {
+                    argv: vec!["ls".into()],
+                },
+                "run",
+                "decided elsewhere: approved with an edited command in the terminal that started \
+                 the session (lazaret run --detachable, client 01234567)",
+            ),
+            (
+                Decision::Approve {},
+                "\x1b]0;odd",
+                "decided elsewhere: approved in another client (client 01234567)",
+            ),
+        ];
+        for (decision, label, want) in cases {
+            assert_eq!(decided_elsewhere(&decision, &by(label, id)), want);
+        }
     }
 
     fn prompt(id: &str, session: &str) -> EscalationPrompt {
@@ -186,11 +249,11 @@ mod tests {
         assert_eq!(kinds(&mut ra), ["ask r1"]);
         assert_eq!(kinds(&mut rb), ["ask r1"]);
         assert_eq!(
-            board.decide("r1", 2, "tui c2", d(Decision::Deny {})),
+            board.decide("r1", 2, &by("tui", "c2"), d(Decision::Deny {})),
             Ok(())
         );
         assert_eq!(
-            board.decide("r1", 1, "attach c1", d(Decision::Approve {})),
+            board.decide("r1", 1, &by("attach", "c1"), d(Decision::Approve {})),
             Err(NotTaken::Unknown),
             "a second decision is not taken"
         );
@@ -201,7 +264,7 @@ mod tests {
         );
         assert_eq!(
             kinds(&mut ra),
-            ["withdrawn r1: decided in another client (tui c2)"]
+            ["withdrawn r1: decided elsewhere: denied in a control centre (lazaret tui, client c2)"]
         );
         assert!(
             kinds(&mut rb).is_empty(),
@@ -216,7 +279,7 @@ mod tests {
         let (reply, answer) = std::sync::mpsc::channel();
         board.ask("s1", prompt("r1", "s1"), reply, vec![(1, a)]);
         assert_eq!(
-            board.decide("r1", 9, "x", d(Decision::Approve {})),
+            board.decide("r1", 9, &by("x", "c9"), d(Decision::Approve {})),
             Err(NotTaken::NotOffered)
         );
         assert!(answer.try_recv().is_err());
@@ -238,7 +301,7 @@ mod tests {
         board.offer_waiting(Some("s1"), 4, &late);
         assert_eq!(kinds(&mut rl), ["ask r1"]);
         assert_eq!(
-            board.decide("r1", 4, "tui", d(Decision::Approve {})),
+            board.decide("r1", 4, &by("tui", "c4"), d(Decision::Approve {})),
             Ok(())
         );
         assert_eq!(answer.try_recv(), Ok(d(Decision::Approve {})));
@@ -257,7 +320,7 @@ mod tests {
         );
         board.forget(1, Some("s1"));
         assert_eq!(
-            board.decide("r1", 1, "x", d(Decision::Approve {})),
+            board.decide("r1", 1, &by("x", "c1"), d(Decision::Approve {})),
             Err(NotTaken::NotOffered)
         );
         board.ask("s1", prompt("r2", "s1"), reply, vec![(1, a)]);

@@ -19,10 +19,9 @@ use super::gate::TerminalGate;
 use super::guard::Guard;
 pub use super::guard::GUARD;
 use super::line_editor::{self, Edit, Key, KeyDecoder, LineEditor, Rendered};
-use lazaret_client::prompts::Prompter;
+use lazaret_client::prompts::{Prompter, Withdrawal};
 use lazaret_protocol::escalation::{Decision, EscalationPrompt};
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -216,6 +215,20 @@ fn summary(d: &Decision) -> String {
     }
 }
 
+/// Longest withdrawal reason shown (chars, before escaping): one line of a wide terminal.
+const MAX_REASON: usize = 200;
+
+/// The line that closes a withdrawn card: why it was withdrawn (the coordinator's text, or
+/// this client's), escaped to printable characters and cut to [`MAX_REASON`].
+pub fn withdrawn_line(reason: Option<&str>) -> String {
+    let reason = reason.unwrap_or("no longer wanted");
+    let mut shown = escape::visible(&reason.chars().take(MAX_REASON).collect::<String>());
+    if reason.chars().count() > MAX_REASON {
+        shown.push('…');
+    }
+    format!("\r\n  \x1b[33mwithdrawn: {shown}\x1b[0m\r\n")
+}
+
 /// Whether a chunk of input may decide in the menu: the guard admitted it and it holds
 /// exactly one keypress (a burst of several is a paste or a replay, not a decision).
 fn decides(admitted: bool, typed: &[Key]) -> bool {
@@ -223,9 +236,9 @@ fn decides(admitted: bool, typed: &[Key]) -> bool {
 }
 
 impl Prompter for TerminalPrompter {
-    fn ask(&self, p: &EscalationPrompt, withdrawn: &AtomicBool) -> Option<Decision> {
+    fn ask(&self, p: &EscalationPrompt, withdrawn: &Withdrawal) -> Option<Decision> {
         let _turn = self.turn.lock().unwrap_or_else(|e| e.into_inner());
-        if withdrawn.load(Ordering::SeqCst) {
+        if withdrawn.is_withdrawn() {
             return None;
         }
         let mut owned = self.gate.take();
@@ -246,10 +259,8 @@ impl Prompter for TerminalPrompter {
         let restore = owned.output.modes.restore();
         let finish = |text: &str| put(&format!("{text}{restore}"));
         loop {
-            if withdrawn.load(Ordering::SeqCst) {
-                finish(
-                    "\r\n  \x1b[33mwithdrawn: no decision in time, or the session ended\x1b[0m\r\n",
-                );
+            if withdrawn.is_withdrawn() {
+                finish(&withdrawn_line(withdrawn.reason().as_deref()));
                 return None;
             }
             let (typed, admitted) = match owned.keys.recv_timeout(TICK) {
@@ -341,6 +352,34 @@ mod tests {
         assert!(c.contains(r#""because\r\nlazaret: approved""#), "{c}");
         assert!(c.contains("session 0123456789ab\r\n"), "{c}");
         assert!(c.contains("times out in 42 s"), "{c}");
+    }
+
+    #[test]
+    fn a_withdrawn_card_says_why_in_printable_characters() {
+        let line = withdrawn_line(Some(
+            "decided elsewhere: approved in a control centre (lazaret tui)",
+        ));
+        assert!(
+            line.contains(
+                "withdrawn: decided elsewhere: approved in a control centre (lazaret tui)"
+            ),
+            "{line:?}"
+        );
+        let hostile = withdrawn_line(Some("x\x1b]52;c;aGk=\x07\r\nlazaret: approved\u{202e}"));
+        let inner = hostile
+            .trim_start_matches("\r\n  \x1b[33m")
+            .trim_end_matches("\x1b[0m\r\n");
+        assert!(
+            inner.chars().all(|c| !c.is_control() && c != '\u{202e}'),
+            "{hostile:?}"
+        );
+        assert!(
+            inner.contains(r"x\u{1b}]52;c;aGk=\u{7}\r\nlazaret"),
+            "{inner}"
+        );
+        let long = withdrawn_line(Some(&"y".repeat(5000)));
+        assert!(long.len() < MAX_REASON + 40, "{}", long.len());
+        assert!(withdrawn_line(None).contains("withdrawn: "));
     }
 }
 
