@@ -19,6 +19,9 @@ pub struct SessionStatus {
     /// Label of the client that started it ("run", "tui", "attach").
     #[serde(default)]
     pub started_by: String,
+    /// Where the client that last showed it put it (opaque; a TUI's tab and split).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub layout_hint: String,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]

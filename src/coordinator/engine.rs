@@ -158,6 +158,7 @@ impl Engine {
                 hosted: false,
                 attached: Vec::new(),
                 started_by: "run".to_owned(),
+                layout_hint: String::new(),
             });
         }
         let (prompt_tx, prompts) = routing::channel();
@@ -234,7 +235,13 @@ impl Engine {
     }
 
     /// A coordinator-owned session's clients changed: `lazaret ps` shows them.
-    pub fn set_hosted(&self, session: &SessionId, started_by: &str, attached: Vec<String>) {
+    pub fn set_hosted(
+        &self,
+        session: &SessionId,
+        started_by: &str,
+        attached: Vec<String>,
+        layout_hint: String,
+    ) {
         if let Ok(mut st) = self.status.lock() {
             if let Some(s) = st
                 .sessions
@@ -244,6 +251,7 @@ impl Engine {
                 s.hosted = true;
                 s.started_by = started_by.to_owned();
                 s.attached = attached;
+                s.layout_hint = layout_hint;
             }
         }
         self.publish_status();
