@@ -123,3 +123,7 @@ impl App {
         Ok(())
     }
 }
+
+#[cfg(test)]
+#[path = "app_reattach_tests.rs"]
+mod tests;
