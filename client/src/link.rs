@@ -87,6 +87,7 @@ enum Cmd {
         sink: Arc<dyn SessionSink>,
     },
     Detach(SessionId),
+    LayoutHint(SessionId, String),
     History(SessionId, u32, u32),
     Input(SessionId, Vec<u8>),
     Resize(SessionId, (u16, u16)),
@@ -173,6 +174,12 @@ impl DomainLink {
 
     pub fn detach(&self, session: &SessionId) {
         self.send(Cmd::Detach(session.clone()));
+    }
+
+    /// Keeps an opaque hint with the session (where this front end showed it); see
+    /// [`lazaret_protocol::messages::layout_hint_ok`].
+    pub fn set_layout_hint(&self, session: &SessionId, hint: String) {
+        self.send(Cmd::LayoutHint(session.clone(), hint));
     }
 
     pub fn input(&self, session: &SessionId, bytes: &[u8]) {
@@ -325,6 +332,10 @@ async fn command(
             }
             return Ok(());
         }
+        Cmd::LayoutHint(session, hint) => ClientMessage::SetLayoutHint {
+            session_id: session,
+            hint,
+        },
         Cmd::History(session, from_end, count) => ClientMessage::History {
             session_id: session,
             from_end,

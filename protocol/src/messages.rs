@@ -62,6 +62,15 @@ pub const PROTOCOL_VERSION: u32 = 2;
 /// Most scrollback lines one `history` request gets.
 pub const MAX_HISTORY_LINES: u32 = 500;
 
+/// Longest layout hint a client may keep with a session ([`ClientMessage::SetLayoutHint`]).
+pub const MAX_LAYOUT_HINT: usize = 64;
+
+/// Whether `hint` may be kept as a session's layout hint: at most [`MAX_LAYOUT_HINT`] bytes of
+/// printable ASCII (it is shown by `lazaret ps --json` and read back by another client).
+pub fn layout_hint_ok(hint: &str) -> bool {
+    hint.len() <= MAX_LAYOUT_HINT && hint.bytes().all(|b| b.is_ascii_graphic())
+}
+
 /// Most denial entries one `denials` message carries.
 pub const MAX_DENIALS: usize = 500;
 
@@ -181,6 +190,10 @@ pub enum ClientMessage {
     },
     /// Ends a coordinator-owned session: its process is hung up and then killed.
     EndSession { session_id: SessionId },
+    /// Keeps an opaque hint with a running session (see [`layout_hint_ok`]), replacing the
+    /// previous one: where a TUI showed it (tab, split), so that the next TUI can put it back.
+    /// The coordinator only stores and publishes it ([`SessionInfo::layout_hint`]).
+    SetLayoutHint { session_id: SessionId, hint: String },
     /// Asks for the Domain's sessions.
     ListSessions {},
     /// A control centre: this client is offered the escalation prompts of every session of the
@@ -295,6 +308,9 @@ pub struct SessionInfo {
     pub attached: Vec<String>,
     /// Label of the client that started it.
     pub started_by: String,
+    /// The last [`ClientMessage::SetLayoutHint`] (empty: none).
+    #[serde(default)]
+    pub layout_hint: String,
     pub rows: u16,
     pub cols: u16,
 }
@@ -643,6 +659,10 @@ mod tests {
             ClientMessage::EndSession {
                 session_id: sid.clone(),
             },
+            ClientMessage::SetLayoutHint {
+                session_id: sid.clone(),
+                hint: "tui1:ab:0:r1".into(),
+            },
             ClientMessage::ListSessions {},
             ClientMessage::WatchEscalations {},
         ];
@@ -674,6 +694,7 @@ mod tests {
             exit_status: None,
             attached: vec!["tui".into()],
             started_by: "tui".into(),
+            layout_hint: "tui1:ab:0:r1".into(),
             rows: 24,
             cols: 80,
         };
@@ -805,5 +826,23 @@ mod tests {
             session_anchor: anchor.clone(),
         };
         assert!(!format!("{m:?}").contains(anchor.expose_hex()));
+    }
+
+    #[test]
+    fn layout_hints_are_short_printable_ascii_and_optional_in_session_info() {
+        assert!(layout_hint_ok("tui1:0a1b2c3d:0:r1d0"));
+        assert!(layout_hint_ok(""));
+        assert!(!layout_hint_ok(&"x".repeat(MAX_LAYOUT_HINT + 1)));
+        assert!(!layout_hint_ok("a b"));
+        assert!(!layout_hint_ok("\u{1b}[2J"));
+        assert!(!layout_hint_ok("é"));
+        // A coordinator that sends no hint (an older one) still parses.
+        let sid = SessionId::generate().unwrap();
+        let json = format!(
+            r#"{{"session_id":"{}","command":[],"started_unix_ms":1,"hosted":true,"running":true,"exit_status":null,"attached":[],"started_by":"tui","rows":1,"cols":1}}"#,
+            sid.as_str()
+        );
+        let info: SessionInfo = serde_json::from_str(&json).unwrap();
+        assert_eq!(info.layout_hint, "");
     }
 }

@@ -24,6 +24,9 @@ pub struct SessionStatus {
     /// coordinator: then true (it listed running sessions only).
     #[serde(default = "yes")]
     pub running: bool,
+    /// Where the client that last showed it put it (opaque; a TUI's tab and split).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub layout_hint: String,
 }
 
 fn yes() -> bool {

@@ -14,10 +14,15 @@ use lazaret_ui::tui::run::{self, TuiOptions};
 /// and its network denials.
 ///
 /// Keys are tmux-like behind a prefix, ctrl-b by default: ctrl-b % and ctrl-b " split,
-/// ctrl-b arrows move, ctrl-b a opens the escalations panel, ctrl-b ? lists every binding,
-/// ctrl-b s picks any running session, ctrl-b d detaches (every session keeps running, and
-/// `lazaret tui` shows them again), ctrl-b q asks whether to end the TUI's sessions or detach.
-/// Closing a pane ends its session; losing the terminal only detaches. Keys, theme, scrollback:
+/// ctrl-b arrows move, ctrl-b a opens the escalations panel, ctrl-b ? lists every binding.
+///
+/// Sessions outlive the TUI. ctrl-b d detaches: the TUI exits, every session keeps running
+/// (`lazaret ps` lists them). ctrl-b q asks: e ends this TUI's sessions, d detaches. A lost
+/// terminal (SIGHUP: closed window, dropped SSH connection) or SIGTERM detaches too, never ends.
+/// ctrl-b x ends the focused pane's session. Started again in the same workspace, `lazaret tui`
+/// shows that workspace's detached TUI sessions again, in the tabs and splits they had; the
+/// status line says how many detached sessions run in other workspaces, and ctrl-b s (the
+/// session picker) opens any running session of yours. Keys, theme, scrollback:
 /// $XDG_CONFIG_HOME/lazaret/tui.toml (docs/tui-config.md).
 ///
 /// Examples:

@@ -166,6 +166,12 @@ async fn request(
             Ok(()) => return Ok(()),
             Err(why) => error(why),
         },
+        ClientMessage::SetLayoutHint { session_id, hint } => {
+            match host.set_layout_hint(&session_id, hint) {
+                Ok(()) => return Ok(()),
+                Err(why) => error(why),
+            }
+        }
         ClientMessage::History {
             session_id,
             from_end,

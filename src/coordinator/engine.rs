@@ -160,6 +160,7 @@ impl Engine {
                 started_by: "run".to_owned(),
                 // Its `lazaret run` starts the process now and leaves when it ends.
                 running: true,
+                layout_hint: String::new(),
             });
         }
         let (prompt_tx, prompts) = routing::channel();
@@ -242,6 +243,7 @@ impl Engine {
         started_by: &str,
         attached: Vec<String>,
         running: bool,
+        layout_hint: String,
     ) {
         if let Ok(mut st) = self.status.lock() {
             if let Some(s) = st
@@ -253,6 +255,7 @@ impl Engine {
                 s.started_by = started_by.to_owned();
                 s.attached = attached;
                 s.running = running;
+                s.layout_hint = layout_hint;
             }
         }
         self.publish_status();

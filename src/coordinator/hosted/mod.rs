@@ -331,6 +331,20 @@ impl SessionHost {
         }
     }
 
+    /// Keeps a client's opaque layout hint with a running session (published in the status).
+    pub fn set_layout_hint(&self, id: &SessionId, hint: String) -> Result<(), String> {
+        if !lazaret_protocol::messages::layout_hint_ok(&hint) {
+            return Err(format!(
+                "a layout hint is at most {} bytes of printable ASCII",
+                lazaret_protocol::messages::MAX_LAYOUT_HINT
+            ));
+        }
+        let session = self.running(id.as_str())?;
+        session.set_layout_hint(hint);
+        self.publish(&session);
+        Ok(())
+    }
+
     /// Scrollback lines of a running session: `(total kept, lines)`.
     pub fn history(
         &self,
@@ -371,6 +385,7 @@ impl SessionHost {
                         exit_status: None,
                         attached: vec!["run".into()],
                         started_by: "run".into(),
+                        layout_hint: String::new(),
                         rows: 0,
                         cols: 0,
                     });
@@ -436,7 +451,13 @@ impl SessionHost {
     fn publish(&self, s: &HostedSession) {
         let info = s.info();
         self.engine
-            .set_hosted(&s.id, &s.started_by, info.attached, info.running);
+            .set_hosted(
+                &s.id,
+                &s.started_by,
+                info.attached,
+                info.running,
+                info.layout_hint,
+            );
     }
 
     fn running(&self, id: &str) -> Result<Arc<HostedSession>, String> {

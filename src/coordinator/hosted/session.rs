@@ -30,6 +30,8 @@ struct State {
     screen: ScreenState,
     attachments: Vec<Attachment>,
     exit: Option<Exit>,
+    /// A client's opaque hint where it showed the session (`set_layout_hint`).
+    layout_hint: String,
 }
 
 pub struct HostedSession {
@@ -95,6 +97,7 @@ impl HostedSession {
                 screen: ScreenState::new(rows, cols, spec.scrollback),
                 attachments: Vec::new(),
                 exit: None,
+                layout_hint: String::new(),
             }),
             writer: Mutex::new(Some(writer)),
             master: Mutex::new(Some(master)),
@@ -194,6 +197,11 @@ impl HostedSession {
         });
         st.attachments.push(a);
         true
+    }
+
+    /// Keeps a client's layout hint (checked by the caller).
+    pub fn set_layout_hint(&self, hint: String) {
+        lock(&self.state).layout_hint = hint;
     }
 
     /// Detaches a client; the session keeps running. False when it was not attached.
@@ -338,6 +346,7 @@ impl HostedSession {
             exit_status: st.exit.as_ref().and_then(|e| e.status),
             attached: st.attachments.iter().map(|a| a.label.clone()).collect(),
             started_by: self.started_by.clone(),
+            layout_hint: st.layout_hint.clone(),
             rows,
             cols,
         }

@@ -71,6 +71,8 @@ pub struct App {
     pub pane_rects: Vec<(PaneId, Rect)>,
     pub main_area: Rect,
     pub side_area: Rect,
+    /// Tells this TUI's tabs from another's in the layout hints it leaves with its sessions.
+    pub instance: String,
 }
 
 impl App {
@@ -112,6 +114,7 @@ impl App {
             pane_rects: Vec::new(),
             main_area: Rect::default(),
             side_area: Rect::default(),
+            instance: instance_id(),
         }
     }
 
@@ -430,10 +433,17 @@ impl App {
                 ));
                 self.escalations.push(pane, prompt, reply, Instant::now());
             }
-            AppEvent::Withdrawn { request_id } => {
-                self.escalations.withdraw(&request_id, Instant::now())
-            }
+            AppEvent::Withdrawn { request_id, reason } => self.withdrawn(&request_id, &reason),
             AppEvent::Message(m) => self.message(m),
         }
     }
+}
+
+/// A short ID of this TUI, different for each TUI of the user (time and process).
+fn instance_id() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos() ^ (d.as_secs() as u32))
+        .unwrap_or(0);
+    format!("{:08x}", nanos ^ std::process::id().rotate_left(16))
 }

@@ -4,12 +4,10 @@
 
 use super::app::App;
 use super::event::AppEvent;
-use super::layout::{PaneId, Tab};
-use super::pane::Pane;
+use super::layout::PaneId;
 use lazaret_client::link::LinkEvent;
 use lazaret_protocol::escalation::Decision;
 use lazaret_protocol::SessionId;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// No pane shows the session (a prompt offered to the control centre).
@@ -82,9 +80,7 @@ impl App {
                 ));
                 self.escalations.push(pane, prompt, reply, Instant::now());
             }
-            LinkEvent::Withdrawn { request_id, .. } => {
-                self.escalations.withdraw(&request_id, Instant::now())
-            }
+            LinkEvent::Withdrawn { request_id, reason } => self.withdrawn(&request_id, &reason),
             LinkEvent::Sessions(_) | LinkEvent::Attached { .. } => {}
             LinkEvent::History {
                 session,
@@ -126,6 +122,14 @@ impl App {
                     );
                 }
             }
+        }
+    }
+
+    /// An escalation prompt is no longer wanted (decided in another client, timed out, its
+    /// session ended): it leaves the panel, and the status line says why.
+    pub(super) fn withdrawn(&mut self, request_id: &str, reason: &str) {
+        if let Some((pane, argv)) = self.escalations.withdraw(request_id, Instant::now()) {
+            self.message(super::escalation_panel::withdrawn_note(pane, &argv, reason));
         }
     }
 
@@ -194,76 +198,19 @@ impl App {
         }
     }
 
-    /// Shows again the sessions this TUI had: the detached sessions TUIs started, in every
-    /// running Domain of the user. Returns how many.
-    pub fn reattach(&mut self) -> usize {
-        let Ok(root) = self.launcher.runtime_root() else {
-            return 0;
-        };
-        let Ok(domains) = lazaret_client::locate::domains(&root) else {
-            return 0;
-        };
-        let mut n = 0;
-        for d in domains {
-            for s in &d.status.sessions {
-                if s.hosted && s.started_by == "tui" && s.attached.is_empty() {
-                    let Ok(id) = SessionId::parse(&s.session_id) else {
-                        continue;
-                    };
-                    if self
-                        .open_session(&d.status.workspace, &d.status.profile, id, true)
-                        .is_ok()
-                    {
-                        n += 1;
-                    }
-                }
-            }
-        }
-        n
-    }
-
-    /// Opens a running session in a new tab (or focuses the pane that shows it).
-    pub fn open_session(
-        &mut self,
-        workspace: &std::path::Path,
-        profile: &str,
-        session: SessionId,
-        owned: bool,
-    ) -> anyhow::Result<()> {
-        if let Some(pane) = self.pane_of(session.as_str()) {
-            if let Some(t) = self.tabs.iter().position(|t| t.panes().contains(&pane)) {
-                self.tab = t;
-                self.tabs[t].focus = pane;
-            }
-            return Ok(());
-        }
-        let plan = Arc::new(self.launcher.resolve(workspace, Some(profile))?);
-        let link = self.links.get_or_open(&plan)?;
-        let id = self.take_pane_id();
-        let size = (
-            self.main_area.height.max(3) - 2,
-            self.main_area.width.max(3) - 2,
-        );
-        let mut pane = Pane::attach(
-            id,
-            plan,
-            link,
-            session,
-            size,
-            self.settings.scrollback,
-            self.events.clone(),
-        );
-        pane.owned = owned;
-        self.panes.insert(id, pane);
-        self.tabs.push(Tab::new(id));
-        self.tab = self.tabs.len() - 1;
-        Ok(())
-    }
-
     /// Ends or detaches every pane's session, as the developer chose; after ending, waits
     /// (bounded) until each Domain left without sessions has been torn down.
     pub fn shut_down(&mut self, events: &std::sync::mpsc::Receiver<AppEvent>) {
         let detach = self.detach_on_exit;
+        if detach {
+            // The next TUI puts the sessions back into these tabs and splits.
+            let hints = super::layout_hint::encode(&self.instance, &self.tabs, self.tab);
+            for (pane, hint) in hints {
+                if let Some(p) = self.panes.get(&pane) {
+                    p.set_layout_hint(hint);
+                }
+            }
+        }
         let mut domains = Vec::new();
         for p in self.panes.values() {
             // Sessions of others (opened from the picker) are only ever detached.

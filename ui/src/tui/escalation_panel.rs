@@ -28,6 +28,24 @@ pub const SELECTION_MOVED: &str =
     "the request you had selected was withdrawn (timed out, its session ended or decided \
      elsewhere); check this one before deciding";
 
+/// The status line's note when a pending request was withdrawn (`reason` from the
+/// coordinator: "decided in another client (…)", "no decision in time", …). The argv is the
+/// sandbox's: shortened here, escaped where it is drawn.
+pub fn withdrawn_note(pane: PaneId, argv: &[String], reason: &str) -> String {
+    const SHOWN: usize = 60;
+    let command = argv.join(" ");
+    let command = match command.char_indices().nth(SHOWN) {
+        Some((at, _)) => format!("{}…", &command[..at]),
+        None => command,
+    };
+    let whose = if pane == 0 {
+        String::new()
+    } else {
+        format!(" of pane {pane}")
+    };
+    format!("escalation{whose} withdrawn ({reason}): {command}")
+}
+
 pub struct Pending {
     pub pane: PaneId,
     pub prompt: EscalationPrompt,
@@ -88,18 +106,18 @@ impl EscalationPanel {
     }
 
     /// The prompt for `request_id` is no longer wanted (timed out, its session left, or
-    /// decided elsewhere).
-    pub fn withdraw(&mut self, request_id: &str, now: Instant) {
-        if let Some(i) = self
+    /// decided elsewhere). Returns the withdrawn request's pane and argv, None when it was not
+    /// pending here.
+    pub fn withdraw(&mut self, request_id: &str, now: Instant) -> Option<(PaneId, Vec<String>)> {
+        let i = self
             .pending
             .iter()
-            .position(|p| p.prompt.request_id == request_id)
-        {
-            let p = self.pending.remove(i);
-            self.resolved(p.pane, p.prompt.argv, "withdrawn");
-            self.after_removal(i);
-            self.sync(now, true);
-        }
+            .position(|p| p.prompt.request_id == request_id)?;
+        let p = self.pending.remove(i);
+        self.resolved(p.pane, p.prompt.argv.clone(), "withdrawn");
+        self.after_removal(i);
+        self.sync(now, true);
+        Some((p.pane, p.prompt.argv))
     }
 
     /// A pane ended: its pending requests go with it.
@@ -111,7 +129,7 @@ impl EscalationPanel {
             .map(|p| p.prompt.request_id.clone())
             .collect();
         for id in ids {
-            self.withdraw(&id, now);
+            let _ = self.withdraw(&id, now);
         }
     }
 

@@ -90,8 +90,14 @@ fn an_unbalanced_edit_is_refused_and_withdrawals_are_recorded() {
     panel.edit_key(&Key::Enter, t0 + GUARD);
     assert!(panel.edit_error.is_some());
     assert!(rx[0].try_recv().is_err());
-    panel.withdraw("r1", t0 + GUARD);
+    let (_, argv) = panel.withdraw("r1", t0 + GUARD).expect("r1 was pending");
+    assert_eq!(argv, panel.history[0].argv);
     assert!(panel.pending.is_empty() && panel.editing.is_none());
+    assert_eq!(
+        panel.withdraw("r1", t0 + GUARD),
+        None,
+        "not pending any more"
+    );
     assert_eq!(panel.history[0].outcome, "withdrawn");
 }
 
@@ -206,4 +212,25 @@ fn taking_the_keyboard_rearms_and_a_new_request_elsewhere_does_not_move_the_sele
     panel.approve(t + 3 * GUARD);
     assert_eq!(rx[0].try_recv().ok(), Some(Decision::Approve {}));
     assert!(rx2.try_recv().is_err());
+}
+
+#[test]
+fn the_withdrawn_note_says_why_and_shortens_the_command() {
+    assert_eq!(
+        withdrawn_note(
+            2,
+            &["git".into(), "push".into()],
+            "decided in another client (tui c2)"
+        ),
+        "escalation of pane 2 withdrawn (decided in another client (tui c2)): git push"
+    );
+    let long = vec!["x".repeat(100)];
+    let note = withdrawn_note(0, &long, "no decision in time");
+    assert_eq!(
+        note,
+        format!(
+            "escalation withdrawn (no decision in time): {}…",
+            "x".repeat(60)
+        )
+    );
 }

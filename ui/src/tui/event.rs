@@ -28,7 +28,7 @@ pub enum AppEvent {
         reply: mpsc::Sender<Decision>,
     },
     /// The prompt for this request is no longer wanted.
-    Withdrawn { request_id: String },
+    Withdrawn { request_id: String, reason: String },
     /// A line Lazaret (or a program it ran) wrote to stderr while the TUI owned the terminal.
     Message(String),
 }

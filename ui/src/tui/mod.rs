@@ -2,6 +2,7 @@
 //! with side panels for escalation approvals, Domain state and network denials.
 pub mod app;
 mod app_input;
+mod app_reattach;
 mod app_sessions;
 pub mod domain_view;
 pub mod draw;
@@ -13,11 +14,13 @@ pub mod event;
 pub mod input;
 pub mod keymap;
 pub mod layout;
+pub mod layout_hint;
 pub mod links;
 pub mod pane;
 pub mod pane_history;
 pub mod panels;
 pub mod picker;
+pub mod reattach;
 pub mod run;
 pub mod screen;
 pub mod settings;

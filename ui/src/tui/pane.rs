@@ -48,6 +48,9 @@ pub struct Pane {
     pub history: Option<super::pane_history::RemoteHistory>,
     /// The window last asked for (not asked again until the scroll moves).
     requested: Option<(u32, u32)>,
+    /// How far back the pane may scroll (`scrollback` of `tui.toml`); the coordinator keeps
+    /// at most its own history of the session (5,000 lines).
+    pub scroll_limit: usize,
     /// A session of this TUI (started here, or by a TUI and shown again): quitting with "end"
     /// ends it. Other sessions opened from the picker are only detached.
     pub owned: bool,
@@ -89,7 +92,6 @@ impl Pane {
         links: Arc<Links>,
     ) -> Pane {
         // The coordinator keeps the session's history; the pane's emulator keeps none.
-        let _ = scrollback;
         let shared = Arc::new(PaneShared::new((rows, cols), 0, Some(events.clone())));
         let sink: Arc<dyn SessionSink> = Arc::new(Sink(shared.clone()));
         let for_thread = plan.clone();
@@ -117,6 +119,7 @@ impl Pane {
             remote: true,
             history: None,
             requested: None,
+            scroll_limit: scrollback,
             owned: true,
             shared,
         }
@@ -132,7 +135,6 @@ impl Pane {
         scrollback: usize,
         events: AppSender,
     ) -> Pane {
-        let _ = scrollback;
         let shared = Arc::new(PaneShared::new((rows, cols), 0, Some(events)));
         let sink: Arc<dyn SessionSink> = Arc::new(Sink(shared.clone()));
         link.attach(session.clone(), (rows.max(1), cols.max(1)), 0, sink);
@@ -148,6 +150,7 @@ impl Pane {
             remote: true,
             history: None,
             requested: None,
+            scroll_limit: scrollback,
             owned: false,
             shared,
         }
@@ -166,6 +169,7 @@ impl Pane {
             remote: false,
             history: None,
             requested: None,
+            scroll_limit: scrollback,
             owned: false,
             shared: Arc::new(PaneShared::new((rows, cols), scrollback, None)),
         }
@@ -180,15 +184,18 @@ impl Pane {
     }
 
     /// How far the pane can scroll back: the coordinator's history once known (else one more
-    /// page, to ask), or the emulator's own for an offline pane.
+    /// page, to ask), or the emulator's own for an offline pane; never past
+    /// [`Pane::scroll_limit`].
     pub fn history_max(&self, page: usize) -> usize {
-        if !self.remote {
-            return self.emulator().history_len();
-        }
-        match &self.history {
-            Some(h) => h.total as usize,
-            None => self.scroll + page,
-        }
+        let kept = if !self.remote {
+            self.emulator().history_len()
+        } else {
+            match &self.history {
+                Some(h) => h.total as usize,
+                None => self.scroll + page,
+            }
+        };
+        kept.min(self.scroll_limit)
     }
 
     /// Asks the coordinator for the history lines the pane shows at its scroll position.
@@ -268,6 +275,13 @@ impl Pane {
     pub fn close(&self) {
         if let Some((link, session)) = lock(&self.shared.target).as_ref() {
             link.end(session);
+        }
+    }
+
+    /// Keeps `hint` with the pane's session in its coordinator (see [`super::layout_hint`]).
+    pub fn set_layout_hint(&self, hint: String) {
+        if let Some((link, session)) = lock(&self.shared.target).as_ref() {
+            link.set_layout_hint(session, hint);
         }
     }
 

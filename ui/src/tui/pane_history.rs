@@ -196,4 +196,32 @@ mod tests {
         assert_eq!(rows[3].trim_end(), "live-2");
         assert_eq!(buf[(0, 1)].fg, indexed_color(1));
     }
+
+    #[test]
+    fn the_scrollback_setting_bounds_how_far_a_pane_scrolls_back() {
+        use super::super::pane::Pane;
+        let mut p = Pane::offline(1, (10, 40), 1000);
+        p.remote = true;
+        p.history = Some(RemoteHistory {
+            from_end: 0,
+            total: 5000,
+            lines: Vec::new(),
+        });
+        assert_eq!(
+            p.history_max(5),
+            1000,
+            "the setting, below the coordinator's 5,000"
+        );
+        p.scroll_limit = 100_000;
+        assert_eq!(p.history_max(5), 5000, "the coordinator's history");
+        p.scroll_limit = 0;
+        assert_eq!(p.history_max(5), 0, "scrollback = 0: no scrolling back");
+        // Before the coordinator said how much it keeps: one more page, within the setting.
+        p.history = None;
+        p.scroll = 3;
+        p.scroll_limit = 6;
+        assert_eq!(p.history_max(5), 6);
+        p.scroll_limit = 100;
+        assert_eq!(p.history_max(5), 8);
+    }
 }

@@ -52,9 +52,11 @@ pub fn run(launcher: Arc<dyn Launcher>, opts: &TuiOptions) -> anyhow::Result<i32
     std::thread::spawn(move || {
         while let Ok(ev) = crossterm::event::read() {
             if input.send(AppEvent::Input(ev)).is_err() {
-                break;
+                return;
             }
         }
+        // The terminal cannot be read any more (it went away): detach.
+        let _ = input.send(AppEvent::Detach);
     });
     let mut app = App::new(plan, settings, tx.clone(), launcher);
     let full = terminal.size().context("reading the terminal size")?;
@@ -73,6 +75,11 @@ pub fn run(launcher: Arc<dyn Launcher>, opts: &TuiOptions) -> anyhow::Result<i32
     )?;
     let result = event_loop(&mut app, &mut terminal, &rx);
     drop(signals);
+    // Drawing failed (the terminal went away before its SIGHUP arrived, or any other error):
+    // only quitting with "end" ends the sessions.
+    if result.is_err() || !app.quit {
+        app.detach_on_exit = true;
+    }
     app.message(if app.detach_on_exit {
         "detaching…".into()
     } else {

@@ -17,7 +17,7 @@ use toml::Spanned;
 pub const SETTINGS_FILE_NAME: &str = "tui.toml";
 /// The user themes' directory inside the Lazaret config dir.
 pub const THEMES_DIR_NAME: &str = "themes";
-/// Scrollback lines per pane when the file does not say.
+/// How far back a pane may scroll when the file does not say.
 pub const DEFAULT_SCROLLBACK: usize = 5000;
 /// Largest `scrollback` accepted.
 pub const MAX_SCROLLBACK: usize = 100_000;
@@ -26,7 +26,8 @@ pub const MAX_SCROLLBACK: usize = 100_000;
 #[derive(Clone, Debug)]
 pub struct Settings {
     pub theme: Theme,
-    /// Lines of scrollback per pane.
+    /// How many lines back a pane may scroll (scroll mode, mouse wheel); the coordinator keeps
+    /// 5,000 lines of each session, so larger values scroll as far as that.
     pub scrollback: usize,
     /// Whether the side panels are shown at start.
     pub panels: bool,

@@ -530,3 +530,32 @@ fn pane_scrolled_back_into_its_history() {
     assert!(screen_contains(&t, "· scrolled 40"));
     insta::assert_snapshot!(t.backend());
 }
+
+#[test]
+fn a_request_decided_elsewhere_leaves_the_panel_and_the_status_line_says_so() {
+    let mut app = two_pending();
+    app.handle(super::event::AppEvent::Link {
+        domain: plan().domain_id(),
+        event: lazaret_client::link::LinkEvent::Withdrawn {
+            request_id: "r1".into(),
+            reason: "decided in another client (tui c2)".into(),
+        },
+    });
+    let t = render(&mut app, (W, H), feed_two_pending);
+    let status = rows(&t).last().cloned().unwrap_or_default();
+    assert!(
+        status.contains(
+            "escalation of pane 1 withdrawn (decided in another client (tui c2)): git push"
+        ),
+        "{status}"
+    );
+    assert_eq!(app.escalations.pending.len(), 1);
+    assert_eq!(app.escalations.history[0].outcome, "withdrawn");
+    // A request this TUI never showed changes nothing.
+    app.handle(super::event::AppEvent::Withdrawn {
+        request_id: "r9".into(),
+        reason: "no decision in time".into(),
+    });
+    assert_eq!(app.escalations.pending.len(), 1);
+    assert!(!app.messages[0].contains("no decision in time"));
+}

@@ -1,0 +1,109 @@
+//! `App::reattach` over published Domain statuses (no coordinator runs: opening a session
+//! fails, which must leave no empty tab behind).
+
+use super::super::app::App;
+use super::super::settings::Settings;
+use lazaret_client::connection::DomainAddress;
+use lazaret_client::target::{Launcher, LinkEvents, Target};
+use lazaret_protocol::status::DomainStatus;
+use lazaret_protocol::{DomainId, SessionId};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Domains publish under `root`; nothing can be resolved or linked.
+struct Published {
+    root: PathBuf,
+}
+
+impl Launcher for Published {
+    fn resolve(&self, _: &Path, _: Option<&str>) -> anyhow::Result<Target> {
+        anyhow::bail!("no engine here")
+    }
+    fn open_link(
+        &self,
+        _: &Target,
+        _: &str,
+        _: LinkEvents,
+    ) -> anyhow::Result<lazaret_client::link::DomainLink> {
+        anyhow::bail!("no engine here")
+    }
+    fn wait_if_last(&self, _: &Target) {}
+    fn runtime_root(&self) -> anyhow::Result<PathBuf> {
+        Ok(self.root.clone())
+    }
+}
+
+fn target(workspace: &str) -> Target {
+    let domain_id = DomainId::derive("shell", Path::new(workspace));
+    Target {
+        address: DomainAddress {
+            socket: PathBuf::from("/nonexistent/coordinator.sock"),
+            profile: "shell".into(),
+            domain_id,
+            workspace: PathBuf::from(workspace),
+        },
+        command: vec!["bash".into()],
+        sandbox_cwd: PathBuf::from("/workspace"),
+        fingerprint: "0".repeat(64),
+        terminal: Default::default(),
+    }
+}
+
+/// A running Domain of `workspace` (its "coordinator" is this test process) with `sessions`
+/// detached TUI sessions; their IDs.
+fn publish(root: &Path, workspace: &str, sessions: usize) -> Vec<String> {
+    let domain_id = DomainId::derive("shell", Path::new(workspace));
+    let ids: Vec<String> = (0..sessions)
+        .map(|_| SessionId::generate().expect("an id").as_str().to_owned())
+        .collect();
+    // As a coordinator writes it (`DomainStatus`, JSON); ui has no JSON writer of its own.
+    let sessions: Vec<String> = ids
+        .iter()
+        .map(|id| {
+            format!(
+                r#"{{"session_id":"{id}","client_cli_id":"cli","command":["bash"],"started_unix_ms":1,"hosted":true,"attached":[],"started_by":"tui","layout_hint":"tui1:ab:0::fc"}}"#
+            )
+        })
+        .collect();
+    let status = format!(
+        r#"{{"domain_id":"{}","profile":"shell","workspace":"{workspace}","coordinator_pid":{},"coordinator_id":"c","sandbox":"s","sessions":[{}]}}"#,
+        domain_id.as_str(),
+        std::process::id(),
+        sessions.join(",")
+    );
+    let dir = root.join(domain_id.as_str());
+    std::fs::create_dir_all(&dir).expect("domain dir");
+    std::fs::write(dir.join("status.json"), status).expect("status.json");
+    assert!(DomainStatus::read(&dir.join("status.json")).is_some());
+    ids
+}
+
+#[test]
+fn start_takes_only_this_workspace_and_counts_the_others_in_the_status_line() {
+    let root = tempfile::tempdir().expect("a temp dir");
+    let mine = publish(root.path(), "/w/here", 1);
+    publish(root.path(), "/w/other", 2);
+    publish(root.path(), "/w/third", 1);
+    let launcher = Arc::new(Published {
+        root: root.path().to_owned(),
+    });
+    let mut app = App::new(
+        Arc::new(target("/w/here")),
+        Settings::default(),
+        std::sync::mpsc::channel().0,
+        launcher,
+    );
+    assert_eq!(app.reattach(), 0, "no coordinator to attach to");
+    let messages: Vec<&str> = app.messages.iter().map(String::as_str).collect();
+    assert_eq!(
+        messages[0],
+        "3 more detached sessions in other workspaces: ctrl-b s"
+    );
+    // Only this workspace's session was tried; its failure is said and leaves no tab.
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert!(
+        messages[1].starts_with(&format!("showing session {}: ", mine[0])),
+        "{messages:?}"
+    );
+    assert!(app.tabs.is_empty() && app.panes.is_empty());
+}
