@@ -118,14 +118,30 @@ fn marker_lines(ws: &TestWorkspace) -> usize {
         .count()
 }
 
+/// The rows `target` shows now, as drawn (soft-wrapped rows apart, no scrollback).
+fn visible_rows(tmux: &Tmux<'_>, target: &str) -> Vec<String> {
+    let out = tmux
+        .cmd()
+        .args(["capture-pane", "-p", "-t", target])
+        .output()
+        .expect("capture");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.trim_end().to_owned())
+        .collect()
+}
+
+/// A command longer than a 46-column row.
+const LONG: &str = "echo A123456789B123456789C123456789D123456789E12; echo before-$((6*7))";
+
 #[test]
 fn a_detachable_session_survives_its_terminal_and_is_attached_again() {
     let dev = Dev::get();
     let ws = dev.workspace("detach");
     let dir = ws.path.display().to_string();
-    let first = Tmux::start(&dev, "detach-1", "t", &dir, 100, 30);
+    let first = Tmux::start(&dev, "detach-1", "t", &dir, 46, 20);
     start_detachable(&first, "t", &ws);
-    first.type_line("t", "echo before-$((6*7))");
+    first.type_line("t", LONG);
     first.wait_screen("t", "the first output", |s| s.contains("\nbefore-42"));
 
     // ctrl-b d: the CLI exits 0 and says how to come back.
@@ -146,26 +162,46 @@ fn a_detachable_session_survives_its_terminal_and_is_attached_again() {
     assert_eq!(listed[0]["started_by"], "run", "{listed:?}");
     let id = id_of(&listed[0]);
 
-    // Attached again from another terminal: the screen is redrawn at once, nothing typed.
-    let second = Tmux::start(&dev, "detach-2", "t", &dir, 100, 30);
+    // Attached again from a wider terminal: the screen is redrawn at once, nothing typed, the
+    // long command line re-wrapped onto one row.
+    let second = Tmux::start(&dev, "detach-2", "t", &dir, 120, 40);
     attach(&second, "t", &ws, &id[..12]);
     second.wait_screen("t", "the redrawn screen", |s| s.contains("\nbefore-42"));
+    let rows = visible_rows(&second, "t");
+    assert!(rows.contains(&format!("sandbox# {LONG}")), "{rows:#?}");
     wait_sessions(&ws, "the attach listed", |s| attached(&s[0]) == ["attach"]);
     second.type_line("t", "echo after-$((6*7))");
     second.wait_screen("t", "the second output", |s| s.contains("\nafter-42"));
 
-    // The first terminal's tmux server goes away (SIGHUP to all in it): the session survives.
-    drop(first);
-    std::thread::sleep(Duration::from_secs(1));
+    // Attached from the narrow terminal too: the session takes its size, and the re-wrapped
+    // command line stays on screen with everything above it, as there is room below (the
+    // reflow used to push the screen's first rows into the history).
+    attach(&first, "t", &ws, &id[..12]);
+    first.wait_screen("t", "the narrow redraw", |s| s.contains("\nafter-42"));
+    let rows = visible_rows(&first, "t");
+    assert!(rows[0].contains(":/workspace# "), "{rows:#?}");
+    let at = rows
+        .iter()
+        .position(|r| r == "sandbox# echo A123456789B123456789C123456789D1")
+        .unwrap_or_else(|| panic!("the command's first row: {rows:#?}"));
+    assert_eq!(rows[at + 2], "A123456789B123456789C123456789D123456789E12");
+    assert_eq!(rows[at + 3], "before-42");
+
+    // The wide terminal's tmux server goes away (SIGHUP to all in it, its attached client
+    // too): the session survives.
+    drop(second);
+    wait_sessions(&ws, "the SIGHUP'd client gone", |s| {
+        attached(&s[0]) == ["attach"]
+    });
     let listed = sessions(&ws);
     assert_eq!(listed.len(), 1, "{listed:?}");
     assert_eq!(id_of(&listed[0]), id);
-    second.type_line("t", "echo still-$((6*7))");
-    second.wait_screen("t", "output after SIGHUP", |s| s.contains("\nstill-42"));
+    first.type_line("t", "echo still-$((6*7))");
+    first.wait_screen("t", "output after SIGHUP", |s| s.contains("\nstill-42"));
 
     // The command's exit status passes through `lazaret attach`.
-    second.type_line("t", "exit 3");
-    second.wait_screen("t", "attach's exit", |s| s.contains("cli-rc=3"));
+    first.type_line("t", "exit 3");
+    first.wait_screen("t", "attach's exit", |s| s.contains("cli-rc=3"));
     assert_torn_down(&ws);
     assert_traces_conform(&ws);
 }

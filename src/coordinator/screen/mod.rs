@@ -19,12 +19,17 @@
 //! - CSI 3J does not clear the compact history.
 //! - The alternate screen has no history; while it is shown, a snapshot carries it, not the
 //!   primary screen behind it.
-//! - Resize: alacritty reflows the screen (rows pushed off the top are captured into the
-//!   history); the compact history keeps the width its lines had.
+//! - Resize: alacritty reflows the screen; rows a narrower width adds stay on screen while
+//!   there are empty rows below the cursor, as in tmux ([`reflow`]), the rest go to the
+//!   history. The compact history keeps the width its lines had. While the alternate screen
+//!   is shown, the primary screen behind it is reflowed alacritty's way: its added rows go to
+//!   the history when the alternate screen ends, even if there was room below.
+//! - Sizes are capped at [`term::MAX_ROWS`]×[`term::MAX_COLS`].
 
 mod encode;
 mod history;
 mod pieces;
+mod reflow;
 mod snapshot;
 mod term;
 
@@ -32,6 +37,8 @@ mod term;
 mod history_tests;
 #[cfg(test)]
 mod hostile_tests;
+#[cfg(test)]
+mod resize_tests;
 #[cfg(test)]
 mod round_trip_tests;
 
@@ -119,9 +126,14 @@ impl SessionScreen {
         self.listener.with(|r| std::mem::take(&mut r.replies))
     }
 
+    /// Resizes the screen (at most [`term::MAX_ROWS`]×[`term::MAX_COLS`]), reflowing the
+    /// primary screen's soft-wrapped lines. Rows a narrower width adds stay on screen while
+    /// there are empty rows below the cursor ([`reflow`]); only the rows that no longer fit go
+    /// to the history.
     pub fn resize(&mut self, rows: u16, cols: u16) {
         self.term.resize(Size::new(rows, cols));
-        self.collect_scrolled();
+        let back = reflow::keep_on_screen(self.term.grid_mut());
+        self.collect_scrolled_but(back);
     }
 
     pub fn size(&self) -> (u16, u16) {
@@ -172,13 +184,19 @@ impl SessionScreen {
     /// Moves the rows in the emulator's history (oldest first) into the compact history and
     /// empties the emulator's. Returns whether there were any.
     fn collect_scrolled(&mut self) -> bool {
+        self.collect_scrolled_but(0)
+    }
+
+    /// [`Self::collect_scrolled`], dropping the newest `skip` rows of the emulator's history.
+    fn collect_scrolled_but(&mut self, skip: usize) -> bool {
         let grid = self.term.grid();
         let scrolled = grid.history_size();
         if scrolled == 0 {
             return false;
         }
         let top = i32::try_from(scrolled).unwrap_or(i32::MAX);
-        for line in (1..=top).rev() {
+        let newest = i32::try_from(skip).unwrap_or(i32::MAX).saturating_add(1);
+        for line in (newest..=top).rev() {
             self.history
                 .push(encode::encode_row(&grid[Line(-line)][..]));
         }

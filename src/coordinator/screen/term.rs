@@ -64,7 +64,13 @@ impl Timeout for NoSync {
     }
 }
 
-/// A screen size in alacritty's terms (at least 1×1).
+/// Largest screen kept: a client's size is not trusted to be sane (two grids of `u16::MAX`²
+/// cells would take some hundred GB). Rows stay below `EMULATOR_HISTORY - PIECE_SCROLL_BUDGET`,
+/// so one piece of output still loses no history; 500×2000 cells are about 24 MB a grid.
+pub const MAX_ROWS: u16 = 500;
+pub const MAX_COLS: u16 = 2_000;
+
+/// A screen size in alacritty's terms (at least 1×1, at most [`MAX_ROWS`]×[`MAX_COLS`]).
 pub struct Size {
     pub rows: usize,
     pub cols: usize,
@@ -73,8 +79,8 @@ pub struct Size {
 impl Size {
     pub fn new(rows: u16, cols: u16) -> Self {
         Self {
-            rows: usize::from(rows.max(1)),
-            cols: usize::from(cols.max(1)),
+            rows: usize::from(rows.clamp(1, MAX_ROWS)),
+            cols: usize::from(cols.clamp(1, MAX_COLS)),
         }
     }
 }
