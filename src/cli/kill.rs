@@ -169,6 +169,7 @@ mod tests {
                     attached: vec![],
                     started_by: "run".into(),
                     running: true,
+                    layout_hint: String::new(),
                 })
                 .collect(),
             failures: vec![],

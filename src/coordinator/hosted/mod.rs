@@ -450,14 +450,13 @@ impl SessionHost {
     /// Tells `lazaret ps` (the status file) who is attached.
     fn publish(&self, s: &HostedSession) {
         let info = s.info();
-        self.engine
-            .set_hosted(
-                &s.id,
-                &s.started_by,
-                info.attached,
-                info.running,
-                info.layout_hint,
-            );
+        self.engine.set_hosted(
+            &s.id,
+            &s.started_by,
+            info.attached,
+            info.running,
+            info.layout_hint,
+        );
     }
 
     fn running(&self, id: &str) -> Result<Arc<HostedSession>, String> {
