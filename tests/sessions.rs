@@ -421,8 +421,9 @@ fn a_prompt_offered_to_two_attached_clients_is_decided_once() {
         "lazaret-escalate -- sh -c 'echo again >> marker'; echo rc2=$((40+2))",
     );
     for t in ["a", "b"] {
+        // The card's command line (the typed command line alone shows no JSON array).
         tmux.wait_screen(t, "the second prompt in both", |s| {
-            s.contains(PROMPT) && s.contains("again >> marker")
+            s.contains(PROMPT) && s.contains(r#""-c", "echo again >> marker"]"#)
         });
     }
     tmux.key("b", "C-b");

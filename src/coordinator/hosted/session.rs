@@ -213,7 +213,7 @@ impl HostedSession {
     }
 
     /// Input from an attached client, which becomes the most recent active one.
-    pub fn input(&self, viewer: ViewerKey, bytes: &[u8]) {
+    pub fn input(self: &Arc<Self>, viewer: ViewerKey, bytes: &[u8]) {
         {
             let mut st = lock(&self.state);
             let Some(size) = st
@@ -230,7 +230,7 @@ impl HostedSession {
     }
 
     /// A client's terminal for the session changed size; the session follows it.
-    pub fn resize(&self, viewer: ViewerKey, size: (u16, u16)) {
+    pub fn resize(self: &Arc<Self>, viewer: ViewerKey, size: (u16, u16)) {
         let mut st = lock(&self.state);
         let Some(a) = st.attachments.iter_mut().find(|a| a.viewer == viewer) else {
             return;
@@ -239,21 +239,28 @@ impl HostedSession {
         self.apply_size(&mut st, size, viewer);
     }
 
-    fn apply_size(&self, st: &mut State, size: (u16, u16), from: ViewerKey) {
+    fn apply_size(self: &Arc<Self>, st: &mut State, size: (u16, u16), from: ViewerKey) {
         let (rows, cols) = (size.0.max(1), size.1.max(1));
         if st.screen.size() == (rows, cols) {
             return;
         }
         st.screen.resize(rows, cols);
+        // The emulator caps absurd sizes: the PTY and the clients get what it took.
+        let (rows, cols) = st.screen.size();
         if let Some(m) = lock(&self.master).as_ref() {
             let _ = m.resize(crate::terminal::pty::size(rows, cols));
         }
-        for a in st.attachments.iter().filter(|a| a.viewer != from) {
-            a.tell(CoordinatorMessage::SessionResized {
-                session_id: self.id.clone(),
-                rows,
-                cols,
-            });
+        for a in &st.attachments {
+            if a.viewer != from {
+                a.tell(CoordinatorMessage::SessionResized {
+                    session_id: self.id.clone(),
+                    rows,
+                    cols,
+                });
+            }
+            // The reflowed screen, also for the client that resized (a shell at its prompt
+            // prints nothing after SIGWINCH).
+            a.screen_changed(self);
         }
     }
 

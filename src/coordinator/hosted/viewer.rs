@@ -187,6 +187,14 @@ impl Attachment {
             .is_ok()
     }
 
+    /// The session's screen changed without output (a resize reflowed it): an attachment fed
+    /// screen updates gets one; one fed bytes follows the program's own redraw.
+    pub fn screen_changed(&self, session: &Arc<HostedSession>) {
+        if let Feed::Screen(feed) = &self.feed {
+            feed.changed(&self.out, self.channel, session);
+        }
+    }
+
     pub fn tell(&self, msg: CoordinatorMessage) {
         let _ = self.out.send(Outbound::Message(msg));
     }
