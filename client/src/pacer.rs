@@ -20,21 +20,29 @@ pub struct Pacer {
     /// Tokens, in units of 1/1000 frame (integers: no float drift).
     credit: u64,
     at: Instant,
+    /// Time between frames under a flood.
+    frame: Duration,
 }
 
 const UNIT: u64 = 1000;
 
 impl Pacer {
     pub fn new(now: Instant) -> Pacer {
+        Pacer::with_frame(now, FRAME)
+    }
+
+    /// A pacer allowing one frame per `frame` under a flood (at least 1 ms).
+    pub fn with_frame(now: Instant, frame: Duration) -> Pacer {
         Pacer {
             credit: u64::from(BURST) * UNIT,
             at: now,
+            frame: frame.max(Duration::from_millis(1)),
         }
     }
 
     fn refill(&mut self, now: Instant) {
         let elapsed = now.saturating_duration_since(self.at);
-        let earned = elapsed.as_micros() * u128::from(UNIT) / FRAME.as_micros();
+        let earned = elapsed.as_micros() * u128::from(UNIT) / self.frame.as_micros();
         let cap = u64::from(BURST) * UNIT;
         self.credit = u64::try_from(earned)
             .unwrap_or(cap)
@@ -50,7 +58,7 @@ impl Pacer {
             return Duration::ZERO;
         }
         let missing = UNIT - self.credit;
-        let micros = (u128::from(missing) * FRAME.as_micros()).div_ceil(u128::from(UNIT));
+        let micros = (u128::from(missing) * self.frame.as_micros()).div_ceil(u128::from(UNIT));
         Duration::from_micros(u64::try_from(micros).unwrap_or(u64::MAX))
     }
 
@@ -103,6 +111,18 @@ mod tests {
         assert!(w > Duration::ZERO && w <= FRAME, "{w:?}");
         // And the credit comes back with time.
         assert_eq!(p.wait(t0 + FRAME), Duration::ZERO);
+    }
+
+    #[test]
+    fn a_longer_frame_paces_a_flood_slower() {
+        let t0 = Instant::now();
+        let frame = Duration::from_millis(33);
+        let mut p = Pacer::with_frame(t0, frame);
+        for _ in 0..BURST {
+            p.drew(t0);
+        }
+        let w = p.wait(t0);
+        assert!(w > FRAME && w <= frame, "{w:?}");
     }
 
     #[test]

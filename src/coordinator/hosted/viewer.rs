@@ -19,6 +19,11 @@ use tokio::sync::mpsc;
 /// Output bytes queued for one attachment beyond which it is dropped until a redraw.
 pub const LAG_LIMIT: usize = 8 * 1024 * 1024;
 
+/// Time between two screen updates of one attachment under a flood (30 a second: a flood is
+/// unreadable at any rate, and each update costs the client a frame; a lone change, such as a
+/// key's echo, goes out at once whatever this is).
+pub const FLOOD_FRAME: std::time::Duration = std::time::Duration::from_millis(33);
+
 /// Identifies a viewer within its coordinator run.
 pub type ViewerKey = u64;
 
@@ -56,7 +61,7 @@ impl Feed {
     pub fn screen() -> Feed {
         Feed::Screen(Arc::new(ScreenFeed {
             state: Mutex::new(FeedState {
-                pacer: Pacer::new(Instant::now()),
+                pacer: Pacer::with_frame(Instant::now(), FLOOD_FRAME),
                 queued: false,
             }),
             // Attachments are made while serving a connection, on the coordinator's runtime.
@@ -203,12 +208,11 @@ impl Attachment {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lazaret_client::pacer::FRAME;
     use std::time::Duration;
 
     fn state(now: Instant) -> FeedState {
         FeedState {
-            pacer: Pacer::new(now),
+            pacer: Pacer::with_frame(now, FLOOD_FRAME),
             queued: false,
         }
     }
@@ -241,7 +245,7 @@ mod tests {
             }
             now += Duration::from_micros(100);
         }
-        let most = 3 + 200 / FRAME.as_millis() as u32 + 1;
+        let most = 3 + 200 / FLOOD_FRAME.as_millis() as u32 + 1;
         assert!(updates <= most && updates >= most - 3, "{updates} updates");
         // Quiet for a while, then one echo: no wait.
         let later = now + Duration::from_millis(100);
