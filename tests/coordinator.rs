@@ -284,6 +284,12 @@ fn a_terminated_coordinator_tells_its_sessions_why() {
         (ws.containers().is_empty() && !marker.exists()).then_some(())
     })
     .expect("containers removed and State Anchors unmounted");
+    // The status file is gone and stays gone: its sessions left during the teardown and did
+    // not write it again (a stale one named a pid that other processes reuse; `lazaret ps`
+    // listed such Domains as running).
+    let status = marker.with_file_name("status.json");
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!status.exists(), "{} after the teardown", status.display());
     ws.assert_nothing_left();
     assert_traces_conform(&ws);
 }

@@ -13,6 +13,20 @@ pub struct RunningDomain {
     pub address: DomainAddress,
 }
 
+/// Whether `pid` is a running Session Coordinator. A status file outlives its coordinator when
+/// the coordinator was killed (`kill -9`), and pids are reused — on a busy host by other
+/// processes of the same user (runsc's) — so a live pid alone proves nothing.
+pub fn coordinator_runs(pid: u32) -> bool {
+    let Ok(raw) = i32::try_from(pid) else {
+        return false;
+    };
+    if raw <= 0 || nix::sys::signal::kill(nix::unistd::Pid::from_raw(raw), None).is_err() {
+        return false;
+    }
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .is_ok_and(|c| c.split(|b| *b == 0).any(|arg| arg == b"__coordinator"))
+}
+
 /// The running Domains of this user (their coordinators are alive).
 pub fn domains(root: &Path) -> anyhow::Result<Vec<RunningDomain>> {
     let mut found = Vec::new();
@@ -24,8 +38,7 @@ pub fn domains(root: &Path) -> anyhow::Result<Vec<RunningDomain>> {
         let Some(status) = DomainStatus::read(&dir.join("status.json")) else {
             continue;
         };
-        let pid = nix::unistd::Pid::from_raw(status.coordinator_pid as i32);
-        if nix::sys::signal::kill(pid, None).is_err() {
+        if !coordinator_runs(status.coordinator_pid) {
             continue;
         }
         let Some(domain_id) = DomainId::parse(&status.domain_id) else {
@@ -110,4 +123,16 @@ pub fn find(root: &Path, query: Option<&str>, last: bool) -> anyhow::Result<Foun
         session,
         session_id,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::coordinator_runs;
+
+    #[test]
+    fn a_live_process_that_is_not_a_coordinator_does_not_count() {
+        assert!(!coordinator_runs(std::process::id()));
+        assert!(!coordinator_runs(0));
+        assert!(!coordinator_runs(u32::MAX));
+    }
 }

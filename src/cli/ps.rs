@@ -29,8 +29,7 @@ pub fn running(layout: &Layout) -> anyhow::Result<Vec<DomainStatus>> {
         let Some(status) = DomainStatus::read(&entry.path().join("status.json")) else {
             continue;
         };
-        let pid = nix::unistd::Pid::from_raw(status.coordinator_pid as i32);
-        if nix::sys::signal::kill(pid, None).is_ok() {
+        if lazaret_client::locate::coordinator_runs(status.coordinator_pid) {
             found.push(status);
         }
     }

@@ -171,9 +171,7 @@ fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> an
     // the order recovery requires (sandbox, sidecar, State Anchor).
     let engine = &endpoint.engine;
     let _ = std::fs::remove_file(&socket);
-    if let Some(path) = &engine.config.status_path {
-        let _ = std::fs::remove_file(path);
-    }
+    engine.withdraw_status();
     engine.shut_down(match &outcome {
         Ok(()) => "the Domain is shutting down".to_owned(),
         Err(e) => format!("the Session Coordinator failed: {e:#}"),

@@ -62,6 +62,9 @@ pub struct Engine {
     empty: Notify,
     /// Sessions registered since the start (a Domain nobody used is torn down).
     registered_ever: std::sync::atomic::AtomicU64,
+    /// The status file was withdrawn (teardown): sessions leaving afterwards do not write it
+    /// again — a stale file would name a coordinator pid that another process may reuse.
+    withdrawn: std::sync::atomic::AtomicBool,
 }
 
 impl Engine {
@@ -76,6 +79,7 @@ impl Engine {
             shutdown,
             empty: Notify::new(),
             registered_ever: Default::default(),
+            withdrawn: Default::default(),
         };
         engine.publish_status();
         engine
@@ -100,9 +104,24 @@ impl Engine {
             return;
         };
         let status = self.status.lock().unwrap_or_else(|p| p.into_inner());
+        if self.withdrawn.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
         if let Err(e) = super::status::write(&status, path) {
             tracing::warn!("writing {}: {e}", path.display());
         }
+    }
+
+    /// Removes the status file `lazaret ps` reads, for good (teardown begins).
+    pub fn withdraw_status(&self) {
+        let Some(path) = &self.config.status_path else {
+            return;
+        };
+        // Under the status lock: a write in progress finishes first, none follows.
+        let _status = self.status.lock().unwrap_or_else(|p| p.into_inner());
+        self.withdrawn
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        let _ = std::fs::remove_file(path);
     }
 
     /// Registers a Client Session for an authenticated Client CLI, or says why not.
