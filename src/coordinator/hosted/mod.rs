@@ -250,6 +250,12 @@ impl SessionHost {
         updates: Updates,
     ) -> Result<(), String> {
         let session = self.running(id.as_str())?;
+        if session.is_ending() {
+            return Err(format!(
+                "session {} is being ended; it cannot be attached",
+                id.as_str().chars().take(12).collect::<String>()
+            ));
+        }
         let viewer = self.engine.registry().connect_viewer();
         let attachment = {
             let mut viewers = lock(&self.viewers);
@@ -359,6 +365,8 @@ impl SessionHost {
     pub fn end(&self, key: ViewerKey, id: &SessionId) -> Result<(), String> {
         let session = self.running(id.as_str())?;
         tracing::info!(session = %id.as_str(), by = %self.describe(key), "session ended by a client");
+        session.set_ending();
+        self.publish(&session);
         // Its processes in the sandbox first (killing `podman exec` leaves them running).
         let (program, sandbox) = (self.spawn.program.clone(), self.spawn.sandbox.clone());
         std::thread::spawn(move || {

@@ -13,7 +13,7 @@ use lazaret_protocol::messages::{CoordinatorMessage, SessionInfo};
 use lazaret_protocol::SessionId;
 use portable_pty::{ChildKiller, MasterPty};
 use std::io::{Read, Write};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Bytes read from the PTY at a time.
@@ -48,6 +48,9 @@ pub struct HostedSession {
     killer: Mutex<Option<Box<dyn ChildKiller + Send + Sync>>>,
     /// The session's `podman exec` process.
     pid: Option<u32>,
+    /// A client ended it: its processes are being hung up. It takes no new attachments and is
+    /// listed as not running (a TUI starting now must not re-attach it).
+    ending: AtomicBool,
 }
 
 /// How long an ended session's process may take to go after its hangup before it is killed.
@@ -103,6 +106,7 @@ impl HostedSession {
             master: Mutex::new(Some(master)),
             killer: Mutex::new(Some(child.clone_killer())),
             pid: child.process_id(),
+            ending: AtomicBool::new(false),
         });
         let me = session.clone();
         std::thread::Builder::new()
@@ -324,6 +328,15 @@ impl HostedSession {
         lock(&self.state).screen.trim()
     }
 
+    /// Marks the session as being ended by a client (see [`HostedSession::is_ending`]).
+    pub fn set_ending(&self) {
+        self.ending.store(true, Ordering::SeqCst);
+    }
+
+    pub fn is_ending(&self) -> bool {
+        self.ending.load(Ordering::SeqCst)
+    }
+
     pub fn exit(&self) -> Option<Exit> {
         lock(&self.state).exit.clone()
     }
@@ -349,7 +362,7 @@ impl HostedSession {
             command: self.command.clone(),
             started_unix_ms: self.started_unix_ms,
             hosted: true,
-            running: st.exit.is_none(),
+            running: st.exit.is_none() && !self.is_ending(),
             exit_status: st.exit.as_ref().and_then(|e| e.status),
             attached: st.attachments.iter().map(|a| a.label.clone()).collect(),
             started_by: self.started_by.clone(),

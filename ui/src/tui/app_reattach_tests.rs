@@ -49,9 +49,35 @@ fn target(workspace: &str) -> Target {
     }
 }
 
-/// A running Domain of `workspace` (its "coordinator" is this test process) with `sessions`
+/// A stand-in coordinator process: clients count a Domain only when its pid runs a program
+/// with the `__coordinator` argument. Killed when dropped.
+struct FakeCoordinator(std::process::Child);
+
+impl FakeCoordinator {
+    fn start() -> FakeCoordinator {
+        let child = std::process::Command::new("sh")
+            .args(["-c", "sleep 60", "__coordinator"])
+            .spawn()
+            .expect("spawning sh");
+        FakeCoordinator(child)
+    }
+}
+
+impl Drop for FakeCoordinator {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A running Domain of `workspace` (its "coordinator" is `coordinator`) with `sessions`
 /// detached TUI sessions; their IDs.
-fn publish(root: &Path, workspace: &str, sessions: usize) -> Vec<String> {
+fn publish(
+    root: &Path,
+    workspace: &str,
+    sessions: usize,
+    coordinator: &FakeCoordinator,
+) -> Vec<String> {
     let domain_id = DomainId::derive("shell", Path::new(workspace));
     let ids: Vec<String> = (0..sessions)
         .map(|_| SessionId::generate().expect("an id").as_str().to_owned())
@@ -68,7 +94,7 @@ fn publish(root: &Path, workspace: &str, sessions: usize) -> Vec<String> {
     let status = format!(
         r#"{{"domain_id":"{}","profile":"shell","workspace":"{workspace}","coordinator_pid":{},"coordinator_id":"c","sandbox":"s","sessions":[{}]}}"#,
         domain_id.as_str(),
-        std::process::id(),
+        coordinator.0.id(),
         sessions.join(",")
     );
     let dir = root.join(domain_id.as_str());
@@ -81,9 +107,10 @@ fn publish(root: &Path, workspace: &str, sessions: usize) -> Vec<String> {
 #[test]
 fn start_takes_only_this_workspace_and_counts_the_others_in_the_status_line() {
     let root = tempfile::tempdir().expect("a temp dir");
-    let mine = publish(root.path(), "/w/here", 1);
-    publish(root.path(), "/w/other", 2);
-    publish(root.path(), "/w/third", 1);
+    let coordinator = FakeCoordinator::start();
+    let mine = publish(root.path(), "/w/here", 1, &coordinator);
+    publish(root.path(), "/w/other", 2, &coordinator);
+    publish(root.path(), "/w/third", 1, &coordinator);
     let launcher = Arc::new(Published {
         root: root.path().to_owned(),
     });

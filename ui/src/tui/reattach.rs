@@ -37,7 +37,8 @@ pub fn select<'a>(
         let mut sessions: Vec<_> = d
             .sessions
             .iter()
-            .filter(|s| s.hosted && s.attached.is_empty())
+            // A session being ended (or gone) is not shown again.
+            .filter(|s| s.hosted && s.running && s.attached.is_empty())
             .collect();
         sessions.sort_by_key(|s| s.started_unix_ms);
         for s in sessions {

@@ -94,6 +94,17 @@ fn a_session_shown_by_one_tui_is_not_taken_by_the_next() {
 }
 
 #[test]
+fn a_session_being_ended_is_not_shown_again() {
+    // A TUI quit with "end": its sessions are hung up and detached until they are gone; a TUI
+    // started in that moment must not re-attach them (it would close at once when they end).
+    let mut ending = session("e1", "tui", &[], 1);
+    ending.running = false;
+    let domains = [domain("/w/a", "default", vec![ending])];
+    let s = select(&domains, Path::new("/w/a"));
+    assert_eq!(s, Selection::default());
+}
+
+#[test]
 fn the_note_counts_the_sessions_left_elsewhere() {
     assert_eq!(elsewhere_note(0, "ctrl-b s"), None);
     assert_eq!(

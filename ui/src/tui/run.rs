@@ -62,7 +62,8 @@ pub fn run(launcher: Arc<dyn Launcher>, opts: &TuiOptions) -> anyhow::Result<i32
     let full = terminal.size().context("reading the terminal size")?;
     draw::layout_panes(&mut app, full.into());
     // The sessions this TUI had are shown again; a new one starts when there were none.
-    if app.reattach() == 0 {
+    // A command given on the command line runs in a tab of its own in any case.
+    if app.reattach() == 0 || !opts.command.is_empty() {
         app.open_tab();
     }
     // A lost terminal (SIGHUP) or SIGTERM detaches: the sessions never die with the TUI.
