@@ -19,9 +19,10 @@ pub struct SessionStatus {
     /// Label of the client that started it ("run", "tui", "attach").
     #[serde(default)]
     pub started_by: String,
-    /// Whether the session's process still runs. A session leaves the Domain as soon as its
-    /// process ended, so false shows only for that moment. Absent in the status of an older
-    /// coordinator: then true (it listed running sessions only).
+    /// Whether the session's process still runs and nobody ended it: false from the moment a
+    /// client ends it (its processes are being hung up; it takes no new attachments) until it
+    /// has left the Domain, which it does as soon as its process ended. Absent in the status of
+    /// an older coordinator: then true (it listed running sessions only).
     #[serde(default = "yes")]
     pub running: bool,
     /// Where the client that last showed it put it (opaque; a TUI's tab and split).
