@@ -275,11 +275,7 @@ fn a_terminated_coordinator_tells_its_sessions_why() {
     assert_eq!(out.status.code(), Some(125), "{stderr}");
     assert!(stderr.contains("the Domain is shutting down"), "{stderr}");
     // An orderly shutdown tears down itself: nothing for the next run to recover.
-    let marker = dev
-        .runtime_dir
-        .join("lazaret")
-        .join(ws.domain.as_str())
-        .join("resources");
+    let marker = ws.runtime_dir().join("resources");
     wait_for(Duration::from_secs(30), || {
         (ws.containers().is_empty() && !marker.exists()).then_some(())
     })
@@ -314,11 +310,7 @@ fn a_peer_of_another_uid_is_refused_before_enrollment() {
     let ws = dev.workspace("peer-uid");
     let child = ws.spawn(&["sh", "-c", HOLD]);
     wait_sessions(&ws, 1);
-    let socket = dev
-        .runtime_dir
-        .join("lazaret")
-        .join(ws.domain.as_str())
-        .join("coordinator.sock");
+    let socket = ws.runtime_dir().join("coordinator.sock");
     // Root (uid 0, not the developer) can open the 0700 dir, but the coordinator checks
     // SO_PEERCRED and closes the connection without enrolling it (SR-10).
     let mut foreign = if support::is_root() {

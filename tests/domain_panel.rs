@@ -37,12 +37,6 @@ fn the_domain_panel_sees_the_sidecar_die() {
     });
     assert!(s.contains("sandbox     running"), "{s}");
 
-    tmux.key("t", "C-b");
-    tmux.keys("t", "q");
-    tmux.wait_screen("t", "the quit question", |s| {
-        s.contains("e ends this TUI's sessions")
-    });
-    tmux.keys("t", "e");
-    tmux.wait_screen("t", "the host shell", |s| s.trim_end().ends_with("host$"));
+    tmux.quit_tui_ending_sessions("t");
     ws.assert_nothing_left();
 }

@@ -98,12 +98,7 @@ fn attached(session: &serde_json::Value) -> Vec<String> {
 fn assert_torn_down(ws: &TestWorkspace) {
     // `lazaret kill` and `lazaret attach` return before the teardown ends; its last step
     // removes the resource marker.
-    let marker = ws
-        .dev
-        .runtime_dir
-        .join("lazaret")
-        .join(ws.domain.as_str())
-        .join("resources");
+    let marker = ws.runtime_dir().join("resources");
     wait_for(Duration::from_secs(60), || {
         (ws.containers().is_empty() && sessions(ws).is_empty() && !marker.exists()).then_some(())
     })
@@ -298,12 +293,7 @@ fn lazaret_kill_ends_a_detached_session_and_the_domain_with_it() {
     // The last session: kill returns once the Domain is torn down (its coordinator exited
     // after the last teardown step, which removes the resource marker).
     let killed_b = ws.lazaret(&["kill", &b[..12]]);
-    let marker = ws
-        .dev
-        .runtime_dir
-        .join("lazaret")
-        .join(ws.domain.as_str())
-        .join("resources");
+    let marker = ws.runtime_dir().join("resources");
     let (listed, marker_left) = (sessions(&ws), marker.exists());
     assert!(
         gone.is_some(),

@@ -234,13 +234,7 @@ fn two_panes_escalations_from_the_panel_and_no_injection() {
 
     // Quit, ending the TUI's sessions (it asks: end or detach): the host shell is back,
     // nothing of either Domain is left.
-    tmux.key("t", "C-b");
-    tmux.keys("t", "q");
-    tmux.wait_screen("t", "the quit question", |s| {
-        s.contains("e ends this TUI's sessions")
-    });
-    tmux.keys("t", "e");
-    tmux.wait_screen("t", "the host shell", |s| s.trim_end().ends_with("host$"));
+    tmux.quit_tui_ending_sessions("t");
     let emitted = std::fs::read(&typescript).expect("the recorded TUI output");
     let _ = std::fs::remove_file(&typescript);
     for (what, bytes) in [

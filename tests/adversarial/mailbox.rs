@@ -27,11 +27,7 @@ fn workspace(dev: &Dev, name: &str) -> TestWorkspace {
 
 /// The host side of the request dir of `ws`'s Domain.
 fn host_req(ws: &TestWorkspace) -> PathBuf {
-    ws.dev
-        .runtime_dir
-        .join("lazaret")
-        .join(ws.domain.as_str())
-        .join("mailbox/req")
+    ws.runtime_dir().join("mailbox/req")
 }
 
 /// The request dir as the coordinator sees it while the Domain is up: its tmpfs in podman's

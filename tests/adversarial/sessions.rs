@@ -17,12 +17,7 @@ use std::time::{Duration, Instant};
 /// Waits until the Domain's coordinator has finished its teardown (containers, processes and
 /// the resource marker gone).
 fn wait_torn_down(ws: &TestWorkspace) {
-    let marker = ws
-        .dev
-        .runtime_dir
-        .join("lazaret")
-        .join(ws.domain.as_str())
-        .join("resources");
+    let marker = ws.runtime_dir().join("resources");
     wait_for(Duration::from_secs(90), || {
         (ws.containers().is_empty() && ws.processes().is_empty() && !marker.exists()).then_some(())
     })

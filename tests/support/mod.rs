@@ -525,6 +525,14 @@ pub fn ps_json(dev: &Dev) -> serde_json::Value {
 }
 
 impl TestWorkspace {
+    /// The runtime dir of this workspace's Domain (socket, status, resource marker, mailbox).
+    pub fn runtime_dir(&self) -> std::path::PathBuf {
+        self.dev
+            .runtime_dir
+            .join("lazaret")
+            .join(self.domain.as_str())
+    }
+
     /// This workspace's Domain's sessions as `lazaret ps --json` lists them (empty when it is
     /// not running).
     pub fn sessions(&self) -> Vec<serde_json::Value> {

@@ -105,6 +105,22 @@ impl<'a> Tmux<'a> {
     }
 }
 
+impl Tmux<'_> {
+    /// Quits the `lazaret tui` shown in `target` with "end its sessions" and waits for the host
+    /// shell (prompt `host$`) to be back.
+    pub fn quit_tui_ending_sessions(&self, target: &str) {
+        self.key(target, "C-b");
+        self.keys(target, "q");
+        self.wait_screen(target, "the quit question", |s| {
+            s.contains("e ends this TUI's sessions")
+        });
+        self.keys(target, "e");
+        self.wait_screen(target, "the host shell", |s| {
+            s.trim_end().ends_with("host$")
+        });
+    }
+}
+
 impl Drop for Tmux<'_> {
     fn drop(&mut self) {
         let _ = self.cmd().arg("kill-server").output();
