@@ -3,35 +3,13 @@
 
 use super::super::app::App;
 use super::super::settings::Settings;
+use super::super::test_launcher::NoEngine;
 use lazaret_client::connection::DomainAddress;
-use lazaret_client::target::{Launcher, LinkEvents, Target};
+use lazaret_client::target::Target;
 use lazaret_protocol::status::DomainStatus;
 use lazaret_protocol::{DomainId, SessionId};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-/// Domains publish under `root`; nothing can be resolved or linked.
-struct Published {
-    root: PathBuf,
-}
-
-impl Launcher for Published {
-    fn resolve(&self, _: &Path, _: Option<&str>) -> anyhow::Result<Target> {
-        anyhow::bail!("no engine here")
-    }
-    fn open_link(
-        &self,
-        _: &Target,
-        _: &str,
-        _: LinkEvents,
-    ) -> anyhow::Result<lazaret_client::link::DomainLink> {
-        anyhow::bail!("no engine here")
-    }
-    fn wait_if_last(&self, _: &Target) {}
-    fn runtime_root(&self) -> anyhow::Result<PathBuf> {
-        Ok(self.root.clone())
-    }
-}
 
 fn target(workspace: &str) -> Target {
     let domain_id = DomainId::derive("shell", Path::new(workspace));
@@ -56,7 +34,8 @@ struct FakeCoordinator(std::process::Child);
 impl FakeCoordinator {
     fn start() -> FakeCoordinator {
         let child = std::process::Command::new("sh")
-            .args(["-c", "sleep 60", "__coordinator"])
+            // Two commands: a lone one would be exec'd by the shell, and its cmdline replaced.
+            .args(["-c", "sleep 60; exit 0", "__coordinator"])
             .spawn()
             .expect("spawning sh");
         FakeCoordinator(child)
@@ -111,8 +90,8 @@ fn start_takes_only_this_workspace_and_counts_the_others_in_the_status_line() {
     let mine = publish(root.path(), "/w/here", 1, &coordinator);
     publish(root.path(), "/w/other", 2, &coordinator);
     publish(root.path(), "/w/third", 1, &coordinator);
-    let launcher = Arc::new(Published {
-        root: root.path().to_owned(),
+    let launcher = Arc::new(NoEngine {
+        root: Some(root.path().to_owned()),
     });
     let mut app = App::new(
         Arc::new(target("/w/here")),

@@ -26,4 +26,6 @@ pub mod screen;
 pub mod settings;
 #[cfg(test)]
 mod snapshot_tests;
+#[cfg(test)]
+mod test_launcher;
 pub mod theme;

@@ -9,9 +9,10 @@ use super::draw;
 use super::layout::{Dir, PaneId};
 use super::pane::Pane;
 use super::settings::Settings;
+use super::test_launcher::NoEngine;
 use crate::terminal::line_editor::Key;
 use lazaret_client::connection::DomainAddress;
-use lazaret_client::target::{Launcher, LinkEvents, Target};
+use lazaret_client::target::Target;
 use lazaret_protocol::denial::DenialEntry;
 use lazaret_protocol::escalation::EscalationPrompt;
 use lazaret_protocol::DomainId;
@@ -46,33 +47,12 @@ fn plan() -> Arc<Target> {
     })
 }
 
-/// No engine behind the snapshots: nothing is resolved or started.
-struct NoEngine;
-
-impl Launcher for NoEngine {
-    fn resolve(&self, _: &Path, _: Option<&str>) -> anyhow::Result<Target> {
-        anyhow::bail!("no engine in snapshot tests")
-    }
-    fn open_link(
-        &self,
-        _: &Target,
-        _: &str,
-        _: LinkEvents,
-    ) -> anyhow::Result<lazaret_client::link::DomainLink> {
-        anyhow::bail!("no engine in snapshot tests")
-    }
-    fn wait_if_last(&self, _: &Target) {}
-    fn runtime_root(&self) -> anyhow::Result<PathBuf> {
-        anyhow::bail!("no engine in snapshot tests")
-    }
-}
-
 fn app() -> App {
     App::new(
         plan(),
         Settings::default(),
         std::sync::mpsc::channel().0,
-        Arc::new(NoEngine),
+        Arc::new(NoEngine { root: None }),
     )
 }
 
