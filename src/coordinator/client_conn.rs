@@ -93,6 +93,10 @@ async fn write(conn: &mut Conn, item: Outbound) -> Result<(), FrameError> {
             feed,
         } => {
             let bytes = session.screen_update(&feed);
+            if bytes.is_empty() {
+                // Output that changed nothing on the screen (e.g. a bell, a mode set twice).
+                return Ok(());
+            }
             framing::send_data(conn, channel, &bytes).await
         }
     }

@@ -14,14 +14,36 @@
 //! Line text goes through [`ScreenLine::items`], so only printable characters and SGR sequences
 //! reach the output, whatever the snapshot holds.
 
-use super::{CursorShape, MouseMode, ScreenLine, ScreenSnapshot};
+use super::{
+    Cursor, CursorShape, MouseMode, ScreenDamage, ScreenLine, ScreenModes, ScreenSnapshot,
+};
 use crate::screen::LineItem;
 use std::io::Write;
 
 /// Modes switched off before drawing (a client terminal may have any of them on).
 const RESET: &[u8] =
     b"\x1b[?1049l\x1b[0m\x1b[r\x1b[?6l\x1b[?1l\x1b>\x1b[?2004l\x1b[?1000l\x1b[?1002l\
-\x1b[?1003l\x1b[?1006l\x1b[?1004l\x1b[?7h\x1b[?25l";
+\x1b[?1003l\x1b[?1006l\x1b[?1004l\x1b[?7h\x1b[?25l\x1b[0 q";
+
+/// Modes switched off before a damage update sets the session's (a mode the program turned
+/// off since the last update must go off): [`RESET`] without leaving the alternate screen.
+const MODES_OFF: &[u8] = b"\x1b[0m\x1b[r\x1b[?6l\x1b[?1l\x1b>\x1b[?2004l\x1b[?1000l\x1b[?1002l\
+\x1b[?1003l\x1b[?1006l\x1b[?1004l\x1b[?25l\x1b[0 q";
+
+pub(super) fn render_damage(damage: &ScreenDamage) -> Vec<u8> {
+    let rows = damage.rows.max(1);
+    let text: usize = damage.lines.iter().map(|(_, l)| l.text.len() + 24).sum();
+    let mut out = Vec::with_capacity(128 + text);
+    out.extend_from_slice(MODES_OFF);
+    out.extend_from_slice(b"\x1b[?7l");
+    for (row, line) in damage.lines.iter().filter(|(r, _)| *r < rows) {
+        let _ = write!(out, "\x1b[{};1H\x1b[2K", u32::from(*row) + 1);
+        styled(&mut out, line);
+    }
+    modes(&mut out, &damage.modes, damage.cursor.shape);
+    cursor(&mut out, damage.cursor, rows, damage.cols);
+    out
+}
 
 pub(super) fn render(snapshot: &ScreenSnapshot, with_history: bool) -> Vec<u8> {
     let rows = snapshot.rows.max(1);
@@ -42,15 +64,19 @@ pub(super) fn render(snapshot: &ScreenSnapshot, with_history: bool) -> Vec<u8> {
         let _ = write!(out, "\x1b[{};1H", row + 1);
         styled(&mut out, line);
     }
-    modes(&mut out, snapshot);
-    let cursor = snapshot.cursor;
-    let row = cursor.row.min(rows - 1);
-    let col = cursor.col.min(snapshot.cols.max(1) - 1);
+    modes(&mut out, &snapshot.modes, snapshot.cursor.shape);
+    cursor(&mut out, snapshot.cursor, rows, snapshot.cols);
+    out
+}
+
+/// Places the cursor (clamped to the screen) and shows it when it is visible.
+fn cursor(out: &mut Vec<u8>, cursor: Cursor, rows: u16, cols: u16) {
+    let row = cursor.row.min(rows.max(1) - 1);
+    let col = cursor.col.min(cols.max(1) - 1);
     let _ = write!(out, "\x1b[{};{}H", u32::from(row) + 1, u32::from(col) + 1);
     if cursor.visible {
         out.extend_from_slice(b"\x1b[?25h");
     }
-    out
 }
 
 fn estimate(snapshot: &ScreenSnapshot, with_history: bool) -> usize {
@@ -94,8 +120,7 @@ fn styled(out: &mut Vec<u8>, line: &ScreenLine) {
     out.extend_from_slice(b"\x1b[0m");
 }
 
-fn modes(out: &mut Vec<u8>, snapshot: &ScreenSnapshot) {
-    let m = snapshot.modes;
+fn modes(out: &mut Vec<u8>, m: &ScreenModes, shape: Option<CursorShape>) {
     let set = |out: &mut Vec<u8>, on: bool, mode: u16| {
         if on {
             let _ = write!(out, "\x1b[?{mode}h");
@@ -118,7 +143,7 @@ fn modes(out: &mut Vec<u8>, snapshot: &ScreenSnapshot) {
     }
     set(out, m.sgr_mouse, 1006);
     set(out, m.focus_events, 1004);
-    if let Some(shape) = snapshot.cursor.shape {
+    if let Some(shape) = shape {
         let n = match shape {
             CursorShape::Block { blinking } => 2 - u8::from(blinking),
             CursorShape::Underline { blinking } => 4 - u8::from(blinking),

@@ -8,11 +8,13 @@
 //! only, whatever the snapshot holds.
 
 mod ansi;
+mod damage;
 mod line;
 
 #[cfg(test)]
 mod tests;
 
+pub use damage::ScreenDamage;
 pub use line::{LineItem, ScreenLine, MAX_SGR_LEN};
 
 use serde::{Deserialize, Serialize};

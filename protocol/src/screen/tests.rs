@@ -25,7 +25,7 @@ fn assert_only_known_sequences(out: &[u8]) {
                         }
                     }
                     let fin = chars.next().expect("CSI has a final byte");
-                    assert!("mHJrlhq".contains(fin), "unexpected CSI {params:?}{fin}");
+                    assert!("mHJKrlhq".contains(fin), "unexpected CSI {params:?}{fin}");
                     assert!(
                         fin == 'q' || !params.contains(' '),
                         "space only in DECSCUSR"
@@ -94,6 +94,35 @@ fn to_ansi_of_hostile_lines_only_prints_and_colours() {
     snapshot.lines.push(line(&"x".repeat(100_000)));
     assert_only_known_sequences(&snapshot.to_ansi_with_history(true));
     assert_only_known_sequences(&snapshot.to_ansi());
+}
+
+#[test]
+fn damage_of_hostile_lines_only_prints_and_colours_on_its_rows() {
+    let hostile = [
+        "\u{1b}]52;c;SGVsbG8=\u{7}",
+        "\u{1b}[6n\u{1b}[c\u{1b}[?1049h\u{1b}[3J",
+        "\u{9b}6n\u{90}q\u{9c}\u{85}",
+        "\u{1b}[1;2",
+    ];
+    let damage = ScreenDamage {
+        rows: 3,
+        cols: 10,
+        lines: hostile
+            .iter()
+            .enumerate()
+            .map(|(r, t)| (r as u16, line(t)))
+            .collect(),
+        cursor: Cursor::default(),
+        modes: ScreenModes::default(),
+    };
+    let out = damage.to_ansi();
+    assert_only_known_sequences(&out);
+    let text = String::from_utf8(out).expect("UTF-8");
+    // Each row is erased whole at its place; a row past the screen is left out.
+    assert!(text.contains("\u{1b}[1;1H\u{1b}[2K") && text.contains("\u{1b}[3;1H\u{1b}[2K"));
+    assert!(!text.contains("\u{1b}[4;1H"));
+    // It never leaves or enters the alternate screen, or clears the screen.
+    assert!(!text.contains("\u{1b}[?1049") && !text.contains("\u{1b}[J"));
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! The terminal state the coordinator keeps per hosted session ([`SessionScreen`]: screen,
 //! modes, compact bounded scrollback), and the redraw a client gets when it attaches.
 
-use crate::coordinator::screen::SessionScreen;
+use crate::coordinator::screen::{Changes, SessionScreen};
 
 /// A session's terminal as the coordinator emulates it.
 pub struct ScreenState {
@@ -51,6 +51,42 @@ impl ScreenState {
         count: usize,
     ) -> Vec<lazaret_protocol::screen::ScreenLine> {
         self.screen.history_range(from_end, count)
+    }
+
+    /// The generation of the screen as it is now: a client that got [`Self::redraw`] or
+    /// [`Self::update`] now is at this one.
+    pub fn generation(&self) -> u64 {
+        self.screen.generation()
+    }
+
+    /// The bytes that bring a client whose terminal shows generation `since` (without history)
+    /// to the screen as it is now, the generation it is then at, and whether they are the
+    /// whole screen: the changed rows when few changed, else the whole screen (see
+    /// [`lazaret_protocol::screen::ScreenDamage`]).
+    pub fn update(&self, since: u64) -> (Vec<u8>, u64, bool) {
+        let now = self.screen.generation();
+        match self.rows_since(since) {
+            Some(changed) if changed.is_empty() => (Vec::new(), now, false),
+            Some(changed) => (self.screen.damage(&changed).to_ansi(), now, false),
+            None => (self.redraw(0), now, true),
+        }
+    }
+
+    /// Whether the update since generation `since` is the whole screen.
+    pub fn is_whole_update(&self, since: u64) -> bool {
+        self.rows_since(since).is_none()
+    }
+
+    /// The rows changed since generation `since`, or `None` when the update is the whole
+    /// screen: it all changed, or more than half of it (a redraw then costs as much and sets
+    /// everything).
+    fn rows_since(&self, since: u64) -> Option<Vec<usize>> {
+        let (rows, _) = self.screen.size();
+        match self.screen.changes_since(since) {
+            Changes::None => Some(Vec::new()),
+            Changes::Rows(changed) if changed.len() * 2 <= usize::from(rows) => Some(changed),
+            Changes::Rows(_) | Changes::Full => None,
+        }
     }
 
     /// The bytes that make a fresh terminal of the same size show this state, after up to

@@ -141,7 +141,12 @@ impl HostedSession {
             if !replies.is_empty() {
                 self.write(&replies);
             }
-            st.attachments.retain(|a| a.send_output(&buf[..n], self));
+            let State {
+                screen,
+                attachments,
+                ..
+            } = &mut *st;
+            attachments.retain(|a| a.send_output(&buf[..n], self, screen));
         }
     }
 
@@ -193,6 +198,9 @@ impl HostedSession {
             cols,
         });
         let redraw = st.screen.redraw(history);
+        if let super::viewer::Feed::Screen(feed) = &a.feed {
+            feed.shows(st.screen.generation());
+        }
         a.queued.fetch_add(redraw.len(), Ordering::SeqCst);
         let _ = a.out.send(super::viewer::Outbound::Data {
             channel: a.channel,
@@ -281,12 +289,14 @@ impl HostedSession {
         st.screen.redraw(0)
     }
 
-    /// The screen as an update for an attachment fed screen updates
-    /// ([`super::viewer::Feed::Screen`]): output from now on asks for the next one.
+    /// The update for an attachment fed screen updates ([`super::viewer::Feed::Screen`]): the
+    /// rows changed since its last one (or the whole screen); output from now on asks for the
+    /// next one.
     pub fn screen_update(&self, feed: &super::viewer::ScreenFeed) -> Vec<u8> {
         let st = lock(&self.state);
-        feed.taken(std::time::Instant::now());
-        st.screen.redraw(0)
+        let (bytes, generation, whole) = st.screen.update(feed.shown());
+        feed.taken(std::time::Instant::now(), generation, whole);
+        bytes
     }
 
     /// Scrollback lines for a client scrolled back: `(total kept, lines)`.

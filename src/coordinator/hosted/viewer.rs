@@ -3,11 +3,16 @@
 //! [`LAG_LIMIT`] its output is dropped and it gets a fresh redraw once it has caught up).
 //!
 //! An attachment fed screen updates ([`Feed::Screen`], the TUI's panes) gets no output bytes:
-//! output marks its screen as changed, and one update (the screen redrawn) is queued — at once
-//! when updates are rare, else when the [`Pacer`] allows (at most one per frame under a flood).
-//! While one is queued, more output adds nothing: the update is built when the connection's
-//! writer takes it, so it shows everything up to then, and a slow client holds at most one.
+//! output marks its screen as changed, and one update is queued — at once when updates are
+//! rare, else when the [`Pacer`] allows. While one is queued, more output adds nothing: the
+//! update is built when the connection's writer takes it, so it shows everything up to then,
+//! and a slow client holds at most one. An update holds the rows changed since the
+//! attachment's previous one (the screen generation it shows), or the whole screen after a
+//! scroll, a clear or a resize. Updates of a few rows (typing, a spinner) are paced like the
+//! TUI's own frames ([`ROWS_FRAME`]); whole screens (a flood scrolling by) at most one per
+//! [`FLOOD_FRAME`].
 
+use super::screen_state::ScreenState;
 use super::session::HostedSession;
 use lazaret_client::pacer::Pacer;
 use lazaret_protocol::messages::CoordinatorMessage;
@@ -19,10 +24,15 @@ use tokio::sync::mpsc;
 /// Output bytes queued for one attachment beyond which it is dropped until a redraw.
 pub const LAG_LIMIT: usize = 8 * 1024 * 1024;
 
-/// Time between two screen updates of one attachment under a flood (30 a second: a flood is
-/// unreadable at any rate, and each update costs the client a frame; a lone change, such as a
-/// key's echo, goes out at once whatever this is).
+/// Time between two whole-screen updates of one attachment under a flood (30 a second: a
+/// flood is unreadable at any rate, and each whole screen costs the client a parse and a
+/// frame; a lone change goes out at once whatever this is).
 pub const FLOOD_FRAME: std::time::Duration = std::time::Duration::from_millis(33);
+
+/// Time between two updates of a few rows under sustained output (the TUI's own frame). Fast
+/// typing (a key every 20–30 ms) must never wait: with whole-screen pacing, keys 22 ms apart
+/// emptied the bucket and each echo waited ~11 ms for the next 33 ms slot.
+pub const ROWS_FRAME: std::time::Duration = lazaret_client::pacer::FRAME;
 
 /// Identifies a viewer within its coordinator run.
 pub type ViewerKey = u64;
@@ -60,10 +70,7 @@ pub enum Feed {
 impl Feed {
     pub fn screen() -> Feed {
         Feed::Screen(Arc::new(ScreenFeed {
-            state: Mutex::new(FeedState {
-                pacer: Pacer::with_frame(Instant::now(), FLOOD_FRAME),
-                queued: false,
-            }),
+            state: Mutex::new(FeedState::new(Instant::now())),
             // Attachments are made while serving a connection, on the coordinator's runtime.
             rt: tokio::runtime::Handle::try_current().ok(),
         }))
@@ -78,25 +85,49 @@ pub struct ScreenFeed {
 }
 
 struct FeedState {
-    pacer: Pacer,
+    /// Paces updates of a few rows.
+    rows: Pacer,
+    /// Paces whole-screen updates.
+    whole: Pacer,
     /// An update is queued (or waits for its turn) and not yet built.
     queued: bool,
+    /// The screen generation the client shows (0: nothing yet).
+    shown: u64,
 }
 
 impl FeedState {
-    /// The screen changed at `now`: `None` when an update is already queued (it will show
-    /// this change too), else how long the new update waits for its turn.
-    fn ask(&mut self, now: Instant) -> Option<std::time::Duration> {
+    fn new(now: Instant) -> Self {
+        Self {
+            rows: Pacer::with_frame(now, ROWS_FRAME),
+            whole: Pacer::with_frame(now, FLOOD_FRAME),
+            queued: false,
+            shown: 0,
+        }
+    }
+
+    /// The screen changed at `now` (`whole`: so much that the update will be the whole
+    /// screen): `None` when an update is already queued (it will show this change too), else
+    /// how long the new update waits for its turn.
+    fn ask(&mut self, now: Instant, whole: bool) -> Option<std::time::Duration> {
         if self.queued {
             return None;
         }
         self.queued = true;
-        Some(self.pacer.wait(now))
+        let pacer = if whole {
+            &mut self.whole
+        } else {
+            &mut self.rows
+        };
+        Some(pacer.wait(now))
     }
 
-    fn taken(&mut self, now: Instant) {
+    /// An update was built at `now` (`whole`: the whole screen).
+    fn taken(&mut self, now: Instant, whole: bool) {
         self.queued = false;
-        self.pacer.drew(now);
+        self.rows.drew(now);
+        if whole {
+            self.whole.drew(now);
+        }
     }
 }
 
@@ -105,21 +136,41 @@ impl ScreenFeed {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The writer builds the queued update now (called under the session's lock, so output
-    /// after this asks for the next one).
-    pub fn taken(&self, now: Instant) {
-        self.state().taken(now);
+    /// The writer built the queued update now, up to screen generation `shown` (`whole`: the
+    /// whole screen). Called under the session's lock, so output after this asks for the next
+    /// one.
+    pub fn taken(&self, now: Instant, shown: u64, whole: bool) {
+        let mut st = self.state();
+        st.taken(now, whole);
+        st.shown = shown;
     }
 
-    /// The screen changed: queues one update unless one is queued. False when the
-    /// connection is gone.
+    /// The screen generation the client shows.
+    pub fn shown(&self) -> u64 {
+        self.state().shown
+    }
+
+    /// The client was sent the whole screen of generation `shown` (on attach).
+    pub fn shows(&self, shown: u64) {
+        self.state().shown = shown;
+    }
+
+    /// The screen changed (`whole`: tells whether the update since a generation will be the
+    /// whole screen): queues one update unless one is queued. False when the connection is
+    /// gone.
     fn changed(
         self: &Arc<Self>,
         out: &OutboundSender,
         channel: u32,
         session: &Arc<HostedSession>,
+        whole: impl FnOnce(u64) -> bool,
     ) -> bool {
-        let Some(wait) = self.state().ask(Instant::now()) else {
+        let asked = {
+            let mut st = self.state();
+            let whole = !st.queued && whole(st.shown);
+            st.ask(Instant::now(), whole)
+        };
+        let Some(wait) = asked else {
             return !out.is_closed();
         };
         let update = Outbound::Screen {
@@ -162,11 +213,18 @@ pub struct Attachment {
 
 impl Attachment {
     /// Queues output; past [`LAG_LIMIT`] it is dropped and one redraw is queued instead. For
-    /// an attachment fed screen updates, queues one update (see [`ScreenFeed`]). False when
-    /// the connection is gone.
-    pub fn send_output(&self, bytes: &[u8], session: &Arc<HostedSession>) -> bool {
+    /// an attachment fed screen updates, queues one update (see [`ScreenFeed`]; `screen` is
+    /// the session's screen after this output). False when the connection is gone.
+    pub fn send_output(
+        &self,
+        bytes: &[u8],
+        session: &Arc<HostedSession>,
+        screen: &ScreenState,
+    ) -> bool {
         if let Feed::Screen(feed) = &self.feed {
-            return feed.changed(&self.out, self.channel, session);
+            return feed.changed(&self.out, self.channel, session, |shown| {
+                screen.is_whole_update(shown)
+            });
         }
         if self.lagging.load(Ordering::SeqCst) {
             return !self.out.is_closed();
@@ -196,7 +254,7 @@ impl Attachment {
     /// screen updates gets one; one fed bytes follows the program's own redraw.
     pub fn screen_changed(&self, session: &Arc<HostedSession>) {
         if let Feed::Screen(feed) = &self.feed {
-            feed.changed(&self.out, self.channel, session);
+            feed.changed(&self.out, self.channel, session, |_| true);
         }
     }
 
@@ -211,23 +269,20 @@ mod tests {
     use std::time::Duration;
 
     fn state(now: Instant) -> FeedState {
-        FeedState {
-            pacer: Pacer::with_frame(now, FLOOD_FRAME),
-            queued: false,
-        }
+        FeedState::new(now)
     }
 
     #[test]
     fn one_update_at_a_time_and_a_change_after_it_was_built_asks_for_the_next() {
         let t0 = Instant::now();
         let mut st = state(t0);
-        assert_eq!(st.ask(t0), Some(Duration::ZERO));
+        assert_eq!(st.ask(t0, true), Some(Duration::ZERO));
         // More output before the writer built it: nothing more is queued.
         for i in 1..100 {
-            assert_eq!(st.ask(t0 + Duration::from_micros(i)), None);
+            assert_eq!(st.ask(t0 + Duration::from_micros(i), true), None);
         }
-        st.taken(t0 + Duration::from_millis(1));
-        assert!(st.ask(t0 + Duration::from_millis(2)).is_some());
+        st.taken(t0 + Duration::from_millis(1), true);
+        assert!(st.ask(t0 + Duration::from_millis(2), true).is_some());
     }
 
     #[test]
@@ -238,9 +293,9 @@ mod tests {
         let mut updates = 0;
         // Output every 100 µs for 200 ms; each update is built as soon as its wait is over.
         while now < t0 + Duration::from_millis(200) {
-            if let Some(wait) = st.ask(now) {
+            if let Some(wait) = st.ask(now, true) {
                 now += wait;
-                st.taken(now);
+                st.taken(now, true);
                 updates += 1;
             }
             now += Duration::from_micros(100);
@@ -249,6 +304,29 @@ mod tests {
         assert!(updates <= most && updates >= most - 3, "{updates} updates");
         // Quiet for a while, then one echo: no wait.
         let later = now + Duration::from_millis(100);
-        assert_eq!(st.ask(later), Some(Duration::ZERO));
+        assert_eq!(st.ask(later, true), Some(Duration::ZERO));
+    }
+
+    #[test]
+    fn fast_typing_never_waits_but_a_flood_of_whole_screens_does() {
+        let t0 = Instant::now();
+        let mut st = state(t0);
+        // A key every 20 ms for 2 s, each echo a row update: none waits.
+        for i in 0..100 {
+            let now = t0 + Duration::from_millis(20 * i);
+            assert_eq!(st.ask(now, false), Some(Duration::ZERO), "key {i}");
+            st.taken(now, false);
+        }
+        // Whole screens at the same rate wait for their 33 ms slots.
+        let later = t0 + Duration::from_secs(3);
+        let waited = (0..100)
+            .filter(|i| {
+                let now = later + Duration::from_millis(20 * i);
+                let wait = st.ask(now, true).unwrap_or_default();
+                st.taken(now + wait, true);
+                !wait.is_zero()
+            })
+            .count();
+        assert!(waited > 30, "{waited} whole screens waited");
     }
 }

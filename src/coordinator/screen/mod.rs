@@ -26,6 +26,7 @@
 //!   the history when the alternate screen ends, even if there was room below.
 //! - Sizes are capped at [`term::MAX_ROWS`]×[`term::MAX_COLS`].
 
+mod damage;
 mod encode;
 mod history;
 mod pieces;
@@ -33,6 +34,8 @@ mod reflow;
 mod snapshot;
 mod term;
 
+#[cfg(test)]
+mod damage_tests;
 #[cfg(test)]
 mod history_tests;
 #[cfg(test)]
@@ -47,11 +50,13 @@ use std::mem::size_of;
 use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::index::Line;
 use alacritty_terminal::term::cell::Cell;
-use alacritty_terminal::term::{Config, Osc52, TermMode};
+use alacritty_terminal::term::{Config, Osc52, TermDamage, TermMode};
 use alacritty_terminal::vte::ansi::Processor;
 use alacritty_terminal::Term;
-use lazaret_protocol::screen::ScreenSnapshot;
+use lazaret_protocol::screen::{ScreenDamage, ScreenSnapshot};
 
+pub use damage::Changes;
+use damage::Damage;
 use history::History;
 use term::{Listener, NoSync, Size};
 
@@ -68,6 +73,8 @@ pub struct SessionScreen {
     history: History,
     /// The emulator has allocated history rows since the last [`SessionScreen::trim`].
     row_cache: bool,
+    /// Which rows changed when.
+    damage: Damage,
 }
 
 impl SessionScreen {
@@ -85,6 +92,7 @@ impl SessionScreen {
             listener,
             history: History::new(scrollback_lines),
             row_cache: false,
+            damage: Damage::new(usize::from(rows)),
         }
     }
 
@@ -101,9 +109,40 @@ impl SessionScreen {
             scrolled |= self.collect_scrolled();
             rest = &rest[n..];
         }
+        self.note_damage();
         if !scrolled {
             self.trim();
         }
+    }
+
+    /// Folds the emulator's damage since the last output into a new generation.
+    fn note_damage(&mut self) {
+        self.damage.next();
+        let rows = self.term.grid().screen_lines();
+        match self.term.damage() {
+            TermDamage::Full => self.damage.full(rows),
+            TermDamage::Partial(lines) => {
+                for bounds in lines {
+                    self.damage.row(bounds.line);
+                }
+            }
+        }
+        self.term.reset_damage();
+    }
+
+    /// The generation of the screen as it is now (see [`Self::changes_since`]).
+    pub fn generation(&self) -> u64 {
+        self.damage.generation()
+    }
+
+    /// What changed since generation `since`.
+    pub fn changes_since(&self, since: u64) -> Changes {
+        self.damage.since(since)
+    }
+
+    /// The rows `which` (0-based) as they are now, with the cursor and modes.
+    pub fn damage(&self, which: &[usize]) -> ScreenDamage {
+        snapshot::damage(&self.term, which)
     }
 
     /// Frees the emulator's cached history rows (about a thousand rows of full-width cells)
@@ -134,6 +173,7 @@ impl SessionScreen {
         self.term.resize(Size::new(rows, cols));
         let back = reflow::keep_on_screen(self.term.grid_mut());
         self.collect_scrolled_but(back);
+        self.note_damage();
     }
 
     pub fn size(&self) -> (u16, u16) {

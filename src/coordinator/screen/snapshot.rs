@@ -1,4 +1,5 @@
-//! [`ScreenSnapshot`] of an emulator: its visible rows, cursor and modes.
+//! [`ScreenSnapshot`] of an emulator: its visible rows, cursor and modes; [`ScreenDamage`]:
+//! some of its rows, cursor and modes.
 
 use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::index::Line;
@@ -6,7 +7,7 @@ use alacritty_terminal::term::TermMode;
 use alacritty_terminal::vte::ansi::{CursorShape as Shape, CursorStyle};
 use alacritty_terminal::Term;
 use lazaret_protocol::screen::{
-    Cursor, CursorShape, MouseMode, ScreenLine, ScreenModes, ScreenSnapshot,
+    Cursor, CursorShape, MouseMode, ScreenDamage, ScreenLine, ScreenModes, ScreenSnapshot,
 };
 
 use super::encode::encode_row;
@@ -17,27 +18,49 @@ pub fn build(
     history: Vec<ScreenLine>,
     title: Option<String>,
 ) -> ScreenSnapshot {
-    let grid = term.grid();
-    let rows = grid.screen_lines();
-    let clamp = |n: usize| u16::try_from(n).unwrap_or(u16::MAX);
-    let lines = (0..rows)
-        .map(|r| encode_row(&grid[Line(i32::try_from(r).unwrap_or(i32::MAX))][..]))
-        .collect();
-    let mode = *term.mode();
-    let point = grid.cursor.point;
+    let rows = term.grid().screen_lines();
     ScreenSnapshot {
         rows: clamp(rows),
-        cols: clamp(grid.columns()),
-        lines,
+        cols: clamp(term.grid().columns()),
+        lines: (0..rows).map(|r| row(term, r)).collect(),
         history,
-        cursor: Cursor {
-            row: clamp(usize::try_from(point.line.0).unwrap_or(0)),
-            col: clamp(point.column.0),
-            visible: mode.contains(TermMode::SHOW_CURSOR),
-            shape: shape(term.cursor_style()),
-        },
-        modes: modes(mode),
+        cursor: cursor(term),
+        modes: modes(*term.mode()),
         title,
+    }
+}
+
+/// The rows `which` (0-based, on the screen), with the cursor and modes.
+pub fn damage(term: &Term<Listener>, which: &[usize]) -> ScreenDamage {
+    let grid = term.grid();
+    ScreenDamage {
+        rows: clamp(grid.screen_lines()),
+        cols: clamp(grid.columns()),
+        lines: which
+            .iter()
+            .filter(|&&r| r < grid.screen_lines())
+            .map(|&r| (clamp(r), row(term, r)))
+            .collect(),
+        cursor: cursor(term),
+        modes: modes(*term.mode()),
+    }
+}
+
+fn clamp(n: usize) -> u16 {
+    u16::try_from(n).unwrap_or(u16::MAX)
+}
+
+fn row(term: &Term<Listener>, r: usize) -> ScreenLine {
+    encode_row(&term.grid()[Line(i32::try_from(r).unwrap_or(i32::MAX))][..])
+}
+
+fn cursor(term: &Term<Listener>) -> Cursor {
+    let point = term.grid().cursor.point;
+    Cursor {
+        row: clamp(usize::try_from(point.line.0).unwrap_or(0)),
+        col: clamp(point.column.0),
+        visible: term.mode().contains(TermMode::SHOW_CURSOR),
+        shape: shape(term.cursor_style()),
     }
 }
 
