@@ -4,9 +4,10 @@
 //! the same grammar), never the program's bytes. An agent that wants the developer's terminal
 //! to do something — set or read the clipboard, change the title, follow a hyperlink, answer a
 //! query into the pane's input, wipe the scrollback, reset the terminal — has to get a
-//! sequence through that re-encoding. `lazaret attach` (`updates: "bytes"`) passes the
-//! program's bytes on by design (a plain terminal), so the same session attached both ways
-//! shows the difference on the wire.
+//! sequence through that re-encoding. An attachment with `updates: "bytes"` gets the
+//! program's bytes as they are, by design (its client, `lazaret attach`, filters them with the
+//! profile's output filter before its terminal), so the same session attached both ways shows
+//! on the wire what the re-encoding removes.
 
 use crate::support::tmux::Tmux;
 use crate::support::{assert_traces_conform, lazaret_bin, Dev};
