@@ -14,6 +14,8 @@
 //!   replays) and what the sandbox learns of the host (Domain ID guesses);
 //! - `approval`: the approval surfaces (`lazaret run` prompt, TUI panel, passthrough) against
 //!   spoofed cards, terminal-generated input and clipboard/notification writes;
+//! - `screen_feed`: what a TUI pane's attachment (`updates: "screen"`) receives of hostile
+//!   output — the coordinator's re-encoded screen only — against what `updates: "bytes"` gets;
 //! - `sessions`: coordinator-owned sessions (issue #14): output parked for the next terminal
 //!   that attaches, a stalled client, a command that ignores `lazaret kill`'s hangup;
 //! - `isolation`, `network`, `state`: the rest of the checklist in the security test design.
@@ -27,5 +29,6 @@ mod git_sentry;
 mod isolation;
 mod mailbox;
 mod network;
+mod screen_feed;
 mod sessions;
 mod state;

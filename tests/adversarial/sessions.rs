@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 /// Waits until the Domain's coordinator has finished its teardown (containers, processes and
 /// the resource marker gone).
-fn wait_torn_down(ws: &TestWorkspace) {
+pub(crate) fn wait_torn_down(ws: &TestWorkspace) {
     let marker = ws.runtime_dir().join("resources");
     wait_for(Duration::from_secs(90), || {
         (ws.containers().is_empty() && ws.processes().is_empty() && !marker.exists()).then_some(())
@@ -31,13 +31,13 @@ fn wait_torn_down(ws: &TestWorkspace) {
 }
 
 /// This workspace's one coordinator-owned session as `lazaret ps --json` lists it.
-fn hosted_session(ws: &TestWorkspace) -> Option<serde_json::Value> {
+pub(crate) fn hosted_session(ws: &TestWorkspace) -> Option<serde_json::Value> {
     ws.sessions().into_iter().find(|s| s["hosted"] == true)
 }
 
 /// Its ID (never `--last`: other tests of the same developer start sessions at the same time,
 /// and `--last` picks across Domains).
-fn session_of(ws: &TestWorkspace) -> String {
+pub(crate) fn session_of(ws: &TestWorkspace) -> String {
     wait_for(Duration::from_secs(30), || {
         hosted_session(ws)?["session_id"]
             .as_str()
@@ -51,7 +51,7 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 }
 
 /// `lazaret ARGS` as typed into a tmux pane of the developer (in the workspace).
-fn lazaret_line(args: &str) -> String {
+pub(crate) fn lazaret_line(args: &str) -> String {
     format!("{} {args}", lazaret_bin().display())
 }
 
