@@ -177,14 +177,13 @@ fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> an
         Err(e) => format!("the Session Coordinator failed: {e:#}"),
     });
     rt.block_on(async { tokio::time::sleep(Duration::from_millis(20)).await });
-    let mut reg = engine.registry();
-    if outcome.is_ok() {
-        if !reg.state().phase.is_stopping() {
-            reg.begin_teardown_if_idle();
-        }
-    } else {
-        let _ = reg.record(Event::Fail);
+    // Through the driver: a failure terminates host processes and withdraws prompts.
+    if outcome.is_err() {
+        engine.fail();
+    } else if !engine.registry().state().phase.is_stopping() {
+        engine.begin_teardown();
     }
+    let mut reg = engine.registry();
     let down = stop_in_order(&mut reg, &mut runtime);
     drop(reg);
     // Nothing of the runtime may act once the lock is released.

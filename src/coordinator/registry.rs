@@ -102,13 +102,14 @@ impl Registry {
         Ok(cli)
     }
 
-    /// With no session left: withdraws a startup leader that never registered, then begins the
-    /// teardown. Returns whether the Domain is now stopping.
-    pub fn begin_teardown_if_idle(&mut self) -> bool {
+    /// Withdraws a startup leader that never registered (before the teardown begins; see
+    /// `Engine::begin_teardown`). `CancelJoin` has no effect.
+    pub fn withdraw_leader(&mut self) {
         if let Some(cli) = self.leader.take() {
-            let _ = self.record(Event::CancelJoin { cli });
+            if let Ok(effects) = self.record(Event::CancelJoin { cli }) {
+                debug_assert!(effects.is_empty());
+            }
         }
-        self.record(Event::BeginTeardown).is_ok()
     }
 
     /// Number of registered Client Sessions.
