@@ -535,7 +535,8 @@ impl SessionHost {
                         reason,
                         decided,
                     } => {
-                        lock(&me.board).withdraw(&request_id, &reason, decided);
+                        let clients = lock(&me.board).withdraw(&request_id, &reason, decided);
+                        tracing::info!(request = %request_id, %reason, clients, "escalation prompt withdrawn");
                     }
                 }
             }

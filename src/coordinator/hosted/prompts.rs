@@ -79,14 +79,17 @@ impl PromptBoard {
 
     /// The prompt is withdrawn (the core's `WithdrawPrompt`): every client still showing it
     /// is told why — after a decision, all but the decider, and they are told who decided.
-    pub fn withdraw(&mut self, request_id: &str, reason: &str, decided: bool) {
+    /// Returns how many clients were told.
+    pub fn withdraw(&mut self, request_id: &str, reason: &str, decided: bool) -> usize {
+        let mut told = 0;
         if let Some(d) = self.decided.remove(request_id) {
             let reason = if decided { &d.reason } else { reason };
-            withdraw_from(&d.prompt, Some(d.by), reason);
+            told += withdraw_from(&d.prompt, Some(d.by), reason);
         }
         if let Some(p) = self.pending.remove(request_id) {
-            withdraw_from(&p, None, reason);
+            told += withdraw_from(&p, None, reason);
         }
+        told
     }
 
     /// The session a waiting prompt belongs to.
@@ -177,13 +180,17 @@ fn offer(p: &mut Pending, key: ViewerKey, out: OutboundSender) {
     }
 }
 
-fn withdraw_from(p: &Pending, except: Option<ViewerKey>, reason: &str) {
+/// Tells every client offered `p` but `except` that it is withdrawn; returns how many.
+fn withdraw_from(p: &Pending, except: Option<ViewerKey>, reason: &str) -> usize {
+    let mut told = 0;
     for (key, out) in &p.offered {
         if Some(*key) != except {
-            let _ = out.send(Outbound::Message(CoordinatorMessage::EscalationWithdrawn {
+            let msg = CoordinatorMessage::EscalationWithdrawn {
                 request_id: p.prompt.request_id.clone(),
                 reason: reason.to_owned(),
-            }));
+            };
+            told += usize::from(out.send(Outbound::Message(msg)).is_ok());
         }
     }
+    told
 }

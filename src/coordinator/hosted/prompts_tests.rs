@@ -107,7 +107,7 @@ fn the_first_decision_wins_and_the_prompt_is_withdrawn_from_the_others() {
         kinds(&mut ra).is_empty(),
         "the prompt is withdrawn by the core's step, not before"
     );
-    board.withdraw("r1", "decided elsewhere", true);
+    assert_eq!(board.withdraw("r1", "decided elsewhere", true), 1);
     assert_eq!(
         kinds(&mut ra),
         ["withdrawn r1: decided elsewhere: denied in a control centre (lazaret tui, client c2)"]
@@ -171,7 +171,7 @@ fn withdrawing_tells_every_client_and_forgetting_a_client_removes_its_right_to_d
         Err(NotTaken::NotOffered)
     );
     board.ask("s1", prompt("r2", "s1"), reply, vec![(1, a)]);
-    board.withdraw("r2", "no decision in time", false);
+    assert_eq!(board.withdraw("r2", "no decision in time", false), 1);
     let got = kinds(&mut ra);
     assert_eq!(
         got.last().map(String::as_str),
@@ -191,7 +191,10 @@ fn a_prompt_withdrawn_for_another_reason_after_a_decision_spares_the_decider() {
         board.decide("r1", 1, &by("tui", "c1"), d(Decision::Approve {})),
         Ok(())
     );
-    board.withdraw("r1", "the session ended; its request was cancelled", false);
+    assert_eq!(
+        board.withdraw("r1", "the session ended; its request was cancelled", false),
+        1
+    );
     assert_eq!(kinds(&mut ra), ["ask r1"]);
     assert_eq!(
         kinds(&mut rb),
@@ -200,6 +203,6 @@ fn a_prompt_withdrawn_for_another_reason_after_a_decision_spares_the_decider() {
             "withdrawn r1: the session ended; its request was cancelled"
         ]
     );
-    board.withdraw("r1", "again", false);
+    assert_eq!(board.withdraw("r1", "again", false), 0);
     assert!(kinds(&mut rb).is_empty(), "withdrawn once");
 }
