@@ -1,5 +1,6 @@
 //! The coordinator's engine: Client Session registration, attach and leave over the protocol
-//! core, independent of any transport. The socket server ([`super::server`]) drives it for
+//! core, independent of any transport. Every step of the core goes through [`Engine::step`]
+//! (in [`super::driver_steps`]), which carries out its effects. The socket server ([`super::server`]) drives it for
 //! Client Sessions and clients; [`super::hosted`] drives it for coordinator-owned sessions.
 
 use super::driver_steps::{bound, refused};
@@ -46,7 +47,9 @@ pub struct SessionKeys {
     pub anchor: SessionAnchor,
     /// Whether its command runs on a terminal (interactive approval is possible).
     pub tty: bool,
-    /// Set when the session ends: its running host commands are killed (OR-3).
+    /// Set when the session ends (after its `Leave`): requests still waiting for a decision
+    /// stop waiting. (Its running host commands are killed by the `Leave`'s
+    /// `TerminateHostProcess`, its prompts withdrawn by its `WithdrawPrompt`: OR-3.)
     pub cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
     /// Where the session's escalation prompts go.
     pub prompts: PromptSender,
