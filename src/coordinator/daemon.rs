@@ -206,7 +206,10 @@ async fn serve(
 ) -> anyhow::Result<()> {
     let listener = tokio::net::UnixListener::bind(socket)
         .with_context(|| format!("binding the coordinator socket {}", socket.display()))?;
-    endpoint.engine.registry().record(Event::Publish)?;
+    endpoint
+        .engine
+        .registry()
+        .record_lifecycle(Event::Publish)?;
     writeln!(ready, "ready").context("reporting ready")?;
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let first_deadline = tokio::time::sleep(FIRST_SESSION_TIMEOUT);

@@ -45,6 +45,10 @@ pub struct BringUp<'a> {
 /// the runtime carries the four effects out together (it overlaps the sidecar's start with
 /// the sandbox's creation, never the sandbox's start with the policy). On failure: Fail, and
 /// recovery. Returns the runtime's notices for the developer.
+///
+/// A failure is the core's `Fail`: besides the lifecycle's effects (recovery, here), it refuses
+/// the startup leader (`RefuseSession`), which the daemon carries out by reporting the failure
+/// to the CLI that started it instead of "ready".
 pub fn bring_up(
     reg: &mut Registry,
     runtime: &mut DomainRuntime,
@@ -94,7 +98,12 @@ pub fn execute(runtime: &mut DomainRuntime, effect: &Effect) -> anyhow::Result<(
         Effect::StopSandbox => runtime.stop_sandbox(),
         Effect::StopSidecar => runtime.stop_sidecar(),
         Effect::UnmountStateAnchor => runtime.release_state_anchors(),
-        _ => Ok(()),
+        // The daemon releases the lock as it exits, once the runtime is torn down.
+        Effect::ReleaseLifecycleLock => Ok(()),
+        other => {
+            tracing::error!(?other, "not an effect of a teardown or recovery step");
+            Ok(())
+        }
     }
 }
 
