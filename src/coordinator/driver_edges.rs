@@ -101,11 +101,6 @@ impl EdgePorts {
         self.table().remove(&request);
     }
 
-    /// Requests with an open edge.
-    pub fn open_requests(&self) -> usize {
-        self.table().len()
-    }
-
     fn route(&self, request: RequestId, event: impl FnOnce(&RequestEdge) -> Option<PromptEvent>) {
         let table = self.table();
         let Some(edge) = table.get(&request) else {
