@@ -177,14 +177,13 @@ fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> an
         Err(e) => format!("the Session Coordinator failed: {e:#}"),
     });
     rt.block_on(async { tokio::time::sleep(Duration::from_millis(20)).await });
-    let mut reg = engine.registry();
-    if outcome.is_ok() {
-        if !reg.state().phase.is_stopping() {
-            reg.begin_teardown_if_idle();
-        }
-    } else {
-        let _ = reg.record(Event::Fail);
+    // Through the driver: a failure terminates host processes and withdraws prompts.
+    if outcome.is_err() {
+        engine.fail();
+    } else if !engine.registry().state().phase.is_stopping() {
+        engine.begin_teardown();
     }
+    let mut reg = engine.registry();
     let down = stop_in_order(&mut reg, &mut runtime);
     drop(reg);
     // Nothing of the runtime may act once the lock is released.
@@ -207,7 +206,10 @@ async fn serve(
 ) -> anyhow::Result<()> {
     let listener = tokio::net::UnixListener::bind(socket)
         .with_context(|| format!("binding the coordinator socket {}", socket.display()))?;
-    endpoint.engine.registry().record(Event::Publish)?;
+    endpoint
+        .engine
+        .registry()
+        .record_lifecycle(Event::Publish)?;
     writeln!(ready, "ready").context("reporting ready")?;
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let first_deadline = tokio::time::sleep(FIRST_SESSION_TIMEOUT);

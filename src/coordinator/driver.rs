@@ -1,12 +1,26 @@
-//! The one place the coordinator carries out the core's lifecycle effects on the Domain's
-//! runtime (issue #14): the core decides (each event is recorded first and returns its
-//! [`Effect`]s), this driver executes them — bring-up, teardown and recovery alike, so
-//! recovery lives here only (FR-7: whatever the model believes, the runtime is finally torn
-//! down; nothing is assumed gone).
+//! The driver (issue #14): the core decides, the driver executes its [`Effect`]s. Every step
+//! of the core is recorded first and returns its effects; one table
+//! ([`driver_ports::carrier`](super::driver_ports::carrier)) says who carries out each, and
+//! nothing is dropped unseen:
 //!
-//! Effects of the other parts of the core are carried out by their owners: session binding
-//! and disconnection by the socket server and the session host, prompts and host commands by
-//! Host Escalation ([`crate::escalation`]), publication by the daemon's listener.
+//! | Effect | Carried out by |
+//! |---|---|
+//! | `ShowPrompt`, `OfferPrompt`, `WithdrawPrompt`, `ReturnTerminal` | prompt port: the session's prompt route (its `lazaret run` connection, or the session host's prompt board for viewers and control centres) |
+//! | `DeliverResult` | result port: the staged, signed result is written to the Escalation Mailbox |
+//! | `TerminateHostProcess` | host-process port: the request's kill switch (`host_exec` kills the group) |
+//! | `RejectRequest` | logged only (SR-9: nothing is routed or answered) |
+//! | `MountStateAnchor` … `StartSandbox`, `StopSandbox`, `StopSidecar`, `UnmountStateAnchor` | this module, on the Domain's runtime (bring-up, teardown, recovery) |
+//! | `CreateTrustAnchor`, `PublishEndpoint`, `WithdrawPublication`, `InvalidateTrust`, `ReleaseLifecycleLock` | the daemon (its listener, and its exit) |
+//! | `BindSession`, `RefuseSession` | the caller of `Engine::register` (the answer to the CLI) |
+//! | `Disconnect`, `DetachViewer`, `AttachViewer` | the caller of the step: the connection closes; the session host starts or stops the viewer's stream |
+//! | `RouteRequest`, `RunHostCommand` | the escalation service, which waits for the command's output |
+//!
+//! Port effects are carried out by [`carry_out`](super::driver_ports::carry_out) through the
+//! engine's [`EdgePorts`](super::driver_edges::EdgePorts), inside
+//! [`Engine::step`](super::engine::Engine::step) (in the order of the steps); the others are
+//! handed back to the caller of the step. The lifecycle effects are carried out here: bring-up,
+//! teardown and recovery alike, so recovery lives here only (FR-7: whatever the model
+//! believes, the runtime is finally torn down; nothing is assumed gone).
 
 use super::core::next_stop;
 use super::effect::Effect;
@@ -31,6 +45,10 @@ pub struct BringUp<'a> {
 /// the runtime carries the four effects out together (it overlaps the sidecar's start with
 /// the sandbox's creation, never the sandbox's start with the policy). On failure: Fail, and
 /// recovery. Returns the runtime's notices for the developer.
+///
+/// A failure is the core's `Fail`: besides the lifecycle's effects (recovery, here), it refuses
+/// the startup leader (`RefuseSession`), which the daemon carries out by reporting the failure
+/// to the CLI that started it instead of "ready".
 pub fn bring_up(
     reg: &mut Registry,
     runtime: &mut DomainRuntime,
@@ -73,13 +91,19 @@ pub fn bring_up(
     }
 }
 
-/// Carries out one lifecycle effect. Effects owned by other parts are not for this driver.
+/// Carries out one lifecycle effect of a teardown or recovery step (the others of such steps
+/// are the daemon's: publication and trust).
 pub fn execute(runtime: &mut DomainRuntime, effect: &Effect) -> anyhow::Result<()> {
     match effect {
         Effect::StopSandbox => runtime.stop_sandbox(),
         Effect::StopSidecar => runtime.stop_sidecar(),
         Effect::UnmountStateAnchor => runtime.release_state_anchors(),
-        _ => Ok(()),
+        // The daemon releases the lock as it exits, once the runtime is torn down.
+        Effect::ReleaseLifecycleLock => Ok(()),
+        other => {
+            tracing::error!(?other, "not an effect of a teardown or recovery step");
+            Ok(())
+        }
     }
 }
 

@@ -1,7 +1,9 @@
 //! The coordinator's engine: Client Session registration, attach and leave over the protocol
-//! core, independent of any transport. The socket server ([`super::server`]) drives it for
+//! core, independent of any transport. Every step of the core goes through [`Engine::step`]
+//! (in [`super::driver_steps`]), which carries out its effects. The socket server ([`super::server`]) drives it for
 //! Client Sessions and clients; [`super::hosted`] drives it for coordinator-owned sessions.
 
+use super::driver_steps::{bound, refused};
 use super::event::Event;
 use super::registry::Registry;
 use super::state::CliId;
@@ -45,7 +47,9 @@ pub struct SessionKeys {
     pub anchor: SessionAnchor,
     /// Whether its command runs on a terminal (interactive approval is possible).
     pub tty: bool,
-    /// Set when the session ends: its running host commands are killed (OR-3).
+    /// Set when the session ends (after its `Leave`): requests still waiting for a decision
+    /// stop waiting. (Its running host commands are killed by the `Leave`'s
+    /// `TerminateHostProcess`, its prompts withdrawn by its `WithdrawPrompt`: OR-3.)
     pub cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
     /// Where the session's escalation prompts go.
     pub prompts: PromptSender,
@@ -54,6 +58,8 @@ pub struct SessionKeys {
 }
 
 pub struct Engine {
+    /// The edges the driver carries the core's escalation and prompt effects out through.
+    pub(super) edges: super::driver_edges::EdgePorts,
     sessions: Mutex<std::collections::HashMap<String, SessionKeys>>,
     pub config: EngineConfig,
     registry: Mutex<Registry>,
@@ -72,6 +78,7 @@ impl Engine {
     pub fn new(config: EngineConfig, registry: Registry, status: DomainStatus) -> Engine {
         let (shutdown, _) = watch::channel(None);
         let engine = Engine {
+            edges: Default::default(),
             sessions: Mutex::new(std::collections::HashMap::new()),
             config,
             registry: Mutex::new(registry),
@@ -85,7 +92,8 @@ impl Engine {
         engine
     }
 
-    /// The registry, for lifecycle steps the owner of the engine takes (teardown, failure).
+    /// The registry, for lifecycle steps the owner of the engine takes (teardown, recovery):
+    /// other steps go through [`Self::step`].
     pub fn registry(&self) -> MutexGuard<'_, Registry> {
         self.registry.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -151,15 +159,17 @@ impl Engine {
             code: RefusalCode::Unavailable,
             reason: format!("the Domain takes no new sessions now ({why}); try again"),
         };
-        let cli = {
-            let mut reg = self.registry();
-            let cli = reg.arrive().map_err(|e| unavailable(e.to_string()))?;
-            if let Err(e) = reg.record(Event::Register { cli }) {
-                let _ = reg.record(Event::Refuse { cli });
-                return Err(unavailable(e.to_string()));
-            }
-            cli
-        };
+        let cli = self
+            .registry()
+            .arrive()
+            .map_err(|e| unavailable(e.to_string()))?;
+        // BindSession and RefuseSession are this call's to carry out: the caller answers the
+        // CLI with the registration, or with the refusal returned here.
+        if let Err(e) = self.step(Event::Register { cli }).map(bound) {
+            tracing::warn!("protocol step refused: {e}");
+            let _ = self.step(Event::Refuse { cli }).map(refused);
+            return Err(unavailable(e.to_string()));
+        }
         let ids = SessionId::generate().and_then(|s| Ok((s, SessionAnchor::generate()?)));
         let (session_id, session_anchor) = match ids {
             Ok(ids) => ids,
@@ -234,12 +244,13 @@ impl Engine {
 
     /// Ends a Client Session (left, cancelled or disconnected). The last one begins the
     /// teardown at once, so that no new session slips in (FR-6); returns whether it did.
+    ///
+    /// The core's `Leave` withdraws the session's prompts and terminates its host processes
+    /// through the driver's ports; its `Disconnect` and `DetachViewer` are the caller's (its
+    /// connection closes, or the session host drops the ended session's streams), and so is
+    /// the teardown this may begin (the daemon carries it out when this returns true).
     pub fn leave(&self, cli: CliId, session: Option<&SessionId>) -> bool {
-        let stopping = {
-            let mut reg = self.registry();
-            let _ = reg.record(Event::Leave { cli });
-            reg.sessions() == 0 && reg.begin_teardown_if_idle()
-        };
+        let stopping = self.leave_step(cli);
         if let (Some(session), Ok(mut keys)) = (session, self.sessions.lock()) {
             if let Some(k) = keys.remove(session.as_str()) {
                 k.cancel.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -293,19 +304,6 @@ impl Engine {
             .lock()
             .map(|st| st.sessions.clone())
             .unwrap_or_default()
-    }
-
-    /// Records a viewer step of the protocol core (attach, watch, detach); false when the
-    /// model does not allow it now (e.g. the session already left).
-    pub fn viewer_step(&self, event: Event) -> bool {
-        self.registry().record_quiet(event).is_ok()
-    }
-
-    /// Takes a Host Escalation step of the protocol core (recorded in the trace). A step the
-    /// model does not allow is refused and returns false — e.g. when the session has left and
-    /// its requests were dropped with it.
-    pub fn escalation_step(&self, event: Event) -> bool {
-        self.registry().record_quiet(event).is_ok()
     }
 
     /// The keys of a registered session (None once it has ended).

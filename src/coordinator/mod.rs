@@ -10,6 +10,11 @@ pub mod core;
 pub mod daemon;
 pub mod domain_state;
 pub mod driver;
+pub mod driver_edges;
+pub mod driver_ports;
+mod driver_steps;
+#[cfg(test)]
+mod driver_tests;
 pub mod effect;
 pub mod engine;
 mod escalation;

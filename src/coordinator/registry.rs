@@ -3,6 +3,7 @@
 //! in a trace that tests replay against the model (trace conformance).
 
 use super::core::Rejected;
+use super::driver_ports::{carrier, Carrier};
 use super::effect::Effect;
 use super::event::Event;
 use super::state::{CliId, State};
@@ -68,6 +69,22 @@ impl Registry {
         }
     }
 
+    /// Records a lifecycle step whose effects are all the lifecycle's (the daemon and the
+    /// lifecycle driver carry them out: trust, publication, the runtime, the lock); any other
+    /// effect is a bug of the table, logged as such.
+    pub fn record_lifecycle(&mut self, event: Event) -> Result<(), Rejected> {
+        for effect in self.record(event)? {
+            if carrier(&effect) != Carrier::Lifecycle {
+                tracing::error!(
+                    cause = event.name(),
+                    ?effect,
+                    "an effect of the core has no carrier here"
+                );
+            }
+        }
+        Ok(())
+    }
+
     fn fresh_cli(&mut self) -> CliId {
         let id = CliId(self.next_cli);
         self.next_cli += 1;
@@ -85,8 +102,8 @@ impl Registry {
     /// The startup leader: the CLI that took the lifecycle lock and started this coordinator.
     pub fn start_as_leader(&mut self) -> Result<CliId, Rejected> {
         let cli = self.fresh_cli();
-        self.record(Event::Start { cli })?;
-        self.record(Event::BecomeLeader { cli })?;
+        self.record_lifecycle(Event::Start { cli })?;
+        self.record_lifecycle(Event::BecomeLeader { cli })?;
         self.leader = Some(cli);
         Ok(cli)
     }
@@ -98,17 +115,16 @@ impl Registry {
             return Ok(cli);
         }
         let cli = self.fresh_cli();
-        self.record(Event::Start { cli })?;
+        self.record_lifecycle(Event::Start { cli })?;
         Ok(cli)
     }
 
-    /// With no session left: withdraws a startup leader that never registered, then begins the
-    /// teardown. Returns whether the Domain is now stopping.
-    pub fn begin_teardown_if_idle(&mut self) -> bool {
+    /// Withdraws a startup leader that never registered (before the teardown begins; see
+    /// `Engine::begin_teardown`). `CancelJoin` has no effect.
+    pub fn withdraw_leader(&mut self) {
         if let Some(cli) = self.leader.take() {
-            let _ = self.record(Event::CancelJoin { cli });
+            let _refused_when_not_joining = self.record_lifecycle(Event::CancelJoin { cli });
         }
-        self.record(Event::BeginTeardown).is_ok()
     }
 
     /// Number of registered Client Sessions.

@@ -243,8 +243,17 @@ async fn session_loop(
                         prompts.waiting.insert(prompt.request_id.clone(), reply);
                         CoordinatorMessage::EscalationPrompt { prompt }
                     }
-                    PromptEvent::Withdraw { request_id, reason } => {
-                        prompts.waiting.remove(&request_id);
+                    // This session's prompts show on its own terminal only: it has no viewers,
+                    // and a control centre is offered prompts of coordinator-owned sessions.
+                    PromptEvent::Offer { request_id, viewer } => {
+                        tracing::debug!(request = %request_id, %viewer, "offer of a `lazaret run` session's prompt not shown");
+                        continue;
+                    }
+                    // Answered here already: the terminal closed the prompt itself.
+                    PromptEvent::Withdraw { request_id, reason, .. } => {
+                        if prompts.waiting.remove(&request_id).is_none() {
+                            continue;
+                        }
                         CoordinatorMessage::EscalationWithdrawn { request_id, reason }
                     }
                 };

@@ -3,7 +3,7 @@
 //! within the request's deadline. Every step is a step of the protocol core (TLA+ `AutoApprove`,
 //! `Prompt`, `Approve`, `Edit`, `Deny`, `Timeout`, `Cancel`), so the trace shows it.
 
-use super::routing::{Decided, PromptEvent};
+use super::routing::Decided;
 use crate::coordinator::engine::{Engine, SessionKeys};
 use crate::coordinator::event::Event;
 use crate::coordinator::state::RequestId;
@@ -81,9 +81,6 @@ pub fn decide(engine: &Engine, p: &Pending<'_>) -> Verdict {
     let Some(_owned) = wait_for_terminal(&terminal, p) else {
         return ended_waiting(engine, p);
     };
-    if !step(Event::Prompt { request }) {
-        return Verdict::End(Outcome::Cancelled, "the session ended".into());
-    }
     let (reply, answer) = std::sync::mpsc::channel();
     let body = &p.req.body;
     let prompt = EscalationPrompt {
@@ -97,40 +94,35 @@ pub fn decide(engine: &Engine, p: &Pending<'_>) -> Verdict {
         timeout_secs: secs_left(p.deadline),
         warnings: p.warnings.to_vec(),
     };
-    if p.keys
-        .prompts
-        .send(PromptEvent::Ask { prompt, reply })
-        .is_err()
-    {
-        step(Event::Cancel { request });
-        return Verdict::End(
-            Outcome::Denied,
-            "the session's terminal cannot show prompts".into(),
-        );
+    // The core's `ShowPrompt` shows it, its `OfferPrompt`s offer it to the viewers that see
+    // it, and every way out below withdraws it through the core's `WithdrawPrompt`.
+    engine.edges().stage_prompt(request, prompt, reply);
+    if !step(Event::Prompt { request }) {
+        return Verdict::End(Outcome::Cancelled, "the session ended".into());
     }
+    let ended = || {
+        Verdict::End(
+            Outcome::Cancelled,
+            "the session ended before a decision".into(),
+        )
+    };
     loop {
         let left = p.deadline.saturating_duration_since(Instant::now());
         match answer.recv_timeout(left.min(TICK)) {
             Ok(d) => return decided(engine, p, d),
+            // Nobody can answer any more (the session's prompt route is gone).
             Err(RecvTimeoutError::Disconnected) => {
                 step(Event::Cancel { request });
-                return Verdict::End(
-                    Outcome::Cancelled,
-                    "the session ended before a decision".into(),
-                );
+                return ended();
             }
+            // The session ended: its `Leave` dropped the request and withdrew the prompt; a
+            // `Cancel` is still taken, should the session be ending but not gone yet.
             Err(RecvTimeoutError::Timeout) if p.keys.cancel.load(Ordering::SeqCst) => {
-                return Verdict::End(
-                    Outcome::Cancelled,
-                    "the session ended before a decision".into(),
-                );
+                step(Event::Cancel { request });
+                return ended();
             }
             Err(RecvTimeoutError::Timeout) if left.is_zero() => {
                 step(Event::Timeout { request });
-                let _ = p.keys.prompts.send(PromptEvent::Withdraw {
-                    request_id: body.request_id.clone(),
-                    reason: "no decision in time".into(),
-                });
                 return Verdict::End(
                     Outcome::TimedOut,
                     "no decision in time (see --timeout)".into(),

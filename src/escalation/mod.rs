@@ -16,4 +16,5 @@ pub mod repository;
 pub mod routing;
 pub mod rules;
 pub mod service;
+mod service_exec;
 pub mod workdir;

@@ -2,6 +2,10 @@
 //! prompt channel, held by whatever shows that session's terminal — the socket connection of
 //! its `lazaret run`, or (issue #7) a TUI pane. A prompt therefore reaches only the session
 //! that asked, and the decision comes back on a channel of that one request.
+//!
+//! Every event on the route is an effect of the protocol core carried out by the
+//! coordinator's driver (`ShowPrompt`, `OfferPrompt`, `WithdrawPrompt`; see
+//! `coordinator::driver_edges`), in the order of the core's steps.
 
 use lazaret_protocol::escalation::{Decision, EscalationPrompt};
 use tokio::sync::mpsc;
@@ -29,8 +33,21 @@ pub enum PromptEvent {
         prompt: EscalationPrompt,
         reply: std::sync::mpsc::Sender<Decided>,
     },
-    /// The prompt for `request_id` needs no answer any more.
-    Withdraw { request_id: String, reason: String },
+    /// Offer the prompt of `request_id` to a viewer that sees it (one attached to the
+    /// session, or a control centre). A session without viewers (a direct `lazaret run`)
+    /// shows its prompts on its own terminal only.
+    Offer {
+        request_id: String,
+        viewer: crate::coordinator::viewers::ViewerId,
+    },
+    /// The prompt for `request_id` needs no answer any more: withdraw it from everyone
+    /// showing it. `decided`: the first decision won (its decider is not told, the others
+    /// are told who decided).
+    Withdraw {
+        request_id: String,
+        reason: String,
+        decided: bool,
+    },
 }
 
 pub type PromptSender = mpsc::UnboundedSender<PromptEvent>;

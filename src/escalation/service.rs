@@ -7,11 +7,11 @@
 use super::admission::{self, Admission};
 use super::approval::{self, Pending, Verdict};
 use super::assess::{self, Assessed};
-use super::host_exec::{self, Ended};
 use super::mailbox::Mailbox;
 use super::replay::Seen;
 use super::repository::{self, Protected};
-use super::{git_env, workdir::WorkDir};
+use crate::coordinator::driver_edges::ResultWriter;
+use crate::coordinator::effect::Effect;
 use crate::coordinator::engine::{Engine, SessionKeys};
 use crate::coordinator::event::Event;
 use crate::coordinator::state::RequestId;
@@ -152,10 +152,10 @@ impl Service {
                 rule_match,
             },
             Event::Authenticate { request: model },
-            Event::Correlate { request: model },
         ]
         .into_iter()
-        .all(|ev| self.engine.escalation_step(ev));
+        .all(|ev| self.engine.escalation_step(ev))
+            && self.correlate(model);
         if !admitted {
             return rejected(
                 "the Domain is not ready for it (starting or stopping), or its session left",
@@ -169,7 +169,12 @@ impl Service {
             justification = %body.justification,
             "escalation request accepted"
         );
-        // Accepted: from here on the request gets a result (OR-2).
+        // Accepted: from here on the request gets a result (OR-2). Its edge carries out the
+        // core's effects on it (prompts, its host process, its result) until then.
+        let kill = self
+            .engine
+            .edges()
+            .open(model, &body.request_id, session.prompts.clone());
         let deadline = Instant::now() + Duration::from_secs(u64::from(body.timeout_secs));
         if self.in_flight.fetch_add(1, Ordering::SeqCst) >= MAX_IN_FLIGHT {
             self.in_flight.fetch_sub(1, Ordering::SeqCst);
@@ -189,10 +194,27 @@ impl Service {
         let protected = protected.clone();
         let done = seen.pending_flag(&body.request_id);
         std::thread::spawn(move || {
-            me.decide_and_run(&req, model, &session, assessed, &protected, deadline);
+            me.decide_and_run(&req, model, &session, assessed, &protected, deadline, &kill);
             me.in_flight.fetch_sub(1, Ordering::SeqCst);
             done.store(true, Ordering::SeqCst);
         });
+    }
+
+    /// TLA+ `Correlate`: its `RouteRequest` is this service's to carry out — the request goes
+    /// on to be decided for its owning session (FR-5). False when refused.
+    fn correlate(&self, request: RequestId) -> bool {
+        match self.engine.step(Event::Correlate { request }) {
+            Ok(handed) => {
+                let routed = handed
+                    .iter()
+                    .all(|e| matches!(e, Effect::RouteRequest { request: r, .. } if *r == request));
+                if !routed {
+                    tracing::error!(?handed, "Correlate handed back effects nobody carries out");
+                }
+                true
+            }
+            Err(_) => false,
+        }
     }
 
     /// A fresh request number for the protocol core.
@@ -213,16 +235,30 @@ impl Service {
         mut res: EscalationResult,
     ) {
         res.sign(&keys.anchor, request_sig);
-        self.engine.escalation_step(Event::Deliver {
+        tracing::info!(request = %res.request_id, outcome = ?res.outcome, ran = ?res.ran_argv, "escalation result");
+        let mailbox = self.mailbox.clone();
+        let write: ResultWriter = Box::new(move || {
+            if let Err(e) = mailbox.deliver(&res.request_id, &res.to_bytes()) {
+                tracing::error!(request = %res.request_id, "delivering the escalation result: {e}");
+            }
+        });
+        let edges = self.engine.edges();
+        edges.stage_result(model, write);
+        // The core's `DeliverResult` writes it. Refused: the session left and the request went
+        // with it (OR-3); the result is written all the same (not a delivery of the protocol),
+        // so that a client left behind in the sandbox stops waiting.
+        if !self.engine.escalation_step(Event::Deliver {
             request: model,
             cli: keys.cli,
-        });
-        tracing::info!(request = %res.request_id, outcome = ?res.outcome, ran = ?res.ran_argv, "escalation result");
-        if let Err(e) = self.mailbox.deliver(&res.request_id, &res.to_bytes()) {
-            tracing::error!(request = %res.request_id, "delivering the escalation result: {e}");
+        }) {
+            if let Some(write) = edges.unstaged_result(model) {
+                write();
+            }
         }
+        edges.close(model);
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn decide_and_run(
         &self,
         req: &SignedRequest,
@@ -231,6 +267,7 @@ impl Service {
         assessed: Assessed,
         protected: &Result<Protected, String>,
         deadline: Instant,
+        kill: &Arc<AtomicBool>,
     ) {
         let body = &req.body;
         let id = body.request_id.as_str();
@@ -261,11 +298,11 @@ impl Service {
                             assessed.exe
                         };
                         let may = admission::git_may_run(&exe, &argv, &assessed.place)
-                            .and_then(|()| submodules_safe(&exe, protected));
+                            .and_then(|()| super::service_exec::submodules_safe(&exe, protected));
                         match may {
                             Err(why) => refused(&why),
                             Ok(()) => self.execute(
-                                model, keys, id, &exe, argv, edited, &workdir, protected, deadline,
+                                model, id, &exe, argv, edited, &workdir, protected, deadline, kill,
                             ),
                         }
                     }
@@ -273,93 +310,5 @@ impl Service {
             }
         };
         self.deliver(model, keys, &req.sig, res);
-    }
-
-    /// Runs the approved `argv` (TLA+ `Execute`, `Finish`) and makes its result.
-    #[allow(clippy::too_many_arguments)]
-    fn execute(
-        &self,
-        model: RequestId,
-        keys: &SessionKeys,
-        id: &str,
-        exe: &Result<super::executable::Executable, String>,
-        argv: Vec<String>,
-        edited: bool,
-        workdir: &WorkDir,
-        protected: &Result<Protected, String>,
-        deadline: Instant,
-    ) -> EscalationResult {
-        let step = |event| self.engine.escalation_step(event);
-        step(Event::Execute { request: model });
-        let left = deadline
-            .saturating_duration_since(Instant::now())
-            .max(Duration::from_secs(1));
-        let env = host_env(protected);
-        let run = match exe {
-            Err(why) => host_exec::HostRun {
-                ended: Ended::Failed(format!("cannot run {}: {why}", argv[0])),
-                stdout: Vec::new(),
-                stderr: Vec::new(),
-                truncated: false,
-            },
-            Ok(exe) => {
-                use std::os::fd::AsFd;
-                let launch = host_exec::Launch {
-                    program: &exe.path,
-                    argv: &argv,
-                    cwd: workdir.fd.as_fd(),
-                    env: &env,
-                };
-                host_exec::run(&launch, left, &keys.cancel)
-            }
-        };
-        // A session that left took the request with it (the core dropped it).
-        if !matches!(run.ended, Ended::Cancelled) {
-            step(Event::Finish { request: model });
-        }
-        tracing::debug!(request = %id, program = ?exe.as_ref().map(|e| &e.path), "host command ran");
-        let mut res = match run.ended {
-            Ended::Exited(c) => {
-                EscalationResult::completed(id, c, &run.stdout, &run.stderr, run.truncated)
-            }
-            Ended::TimedOut => EscalationResult::new(
-                id,
-                Outcome::TimedOut,
-                "the host command timed out and was killed",
-            ),
-            Ended::Cancelled => EscalationResult::new(
-                id,
-                Outcome::Cancelled,
-                "the session ended; the host command was killed",
-            ),
-            Ended::Failed(why) => EscalationResult::new(id, Outcome::Failed, &why),
-        };
-        // `ran_argv` reports an edit by the developer.
-        if edited {
-            res.ran_argv = Some(argv);
-        }
-        res
-    }
-}
-
-/// The environment of host commands (see `git_env`), pinned to `protected`.
-fn host_env(
-    protected: &Result<Protected, String>,
-) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
-    let pinned = protected
-        .as_ref()
-        .ok()
-        .map(|p| (p.git_dir.as_path(), p.work_tree.as_path()));
-    git_env::environment(std::env::vars_os(), pinned)
-}
-
-/// Git may run only when no submodule it could enter uses a Git directory of the sandbox's.
-fn submodules_safe(
-    exe: &Result<super::executable::Executable, String>,
-    protected: &Result<Protected, String>,
-) -> Result<(), String> {
-    match (exe, protected) {
-        (Ok(e), Ok(p)) if e.is_git => super::gitlinks::check(p, &e.path, &host_env(protected)),
-        _ => Ok(()),
     }
 }

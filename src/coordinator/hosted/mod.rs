@@ -8,6 +8,8 @@
 pub mod hangup;
 pub mod panel_feed;
 pub mod prompts;
+#[cfg(test)]
+mod prompts_tests;
 pub mod screen_state;
 pub mod session;
 pub mod viewer;
@@ -288,11 +290,10 @@ impl SessionHost {
                 },
             }
         };
-        let out = attachment.out.clone();
+        // The waiting prompts of the session are offered by the core's `Attach` (above).
         if !session.attach(attachment, history) {
             return Err(no_such_session(id.as_str()));
         }
-        lock(&self.board).offer_waiting(Some(id.as_str()), key, &out);
         self.publish(&session);
         tracing::info!(session = %id.as_str(), by = %self.describe(key), "attached");
         Ok(())
@@ -419,7 +420,7 @@ impl SessionHost {
             }
             v.out.clone()
         };
-        lock(&self.board).offer_waiting(None, key, &out);
+        // Every waiting prompt is offered by the core's `Watch` (above).
         lock(&self.feed).greet(&out);
     }
 
@@ -500,7 +501,8 @@ impl SessionHost {
         self.engine.leave(session.cli, Some(&session.id));
     }
 
-    /// Escalation prompts of the session go to its attached clients and the control centres.
+    /// Escalation prompts of the session: the core's `ShowPrompt`, `OfferPrompt` (to its
+    /// attached clients and the control centres) and `WithdrawPrompt`, in order.
     fn spawn_prompt_pump(
         self: &Arc<Self>,
         session: String,
@@ -511,20 +513,30 @@ impl SessionHost {
             while let Some(event) = prompts.recv().await {
                 match event {
                     PromptEvent::Ask { prompt, reply } => {
-                        let mut to: Vec<(ViewerKey, OutboundSender)> = Vec::new();
-                        if let Some(s) = lock(&me.sessions).get(&session) {
-                            to.extend(s.attachments().into_iter().map(|a| (a.viewer, a.out)));
-                        }
-                        for (k, v) in lock(&me.viewers).iter() {
-                            if v.centre.is_some() && !to.iter().any(|(t, _)| t == k) {
-                                to.push((*k, v.out.clone()));
+                        tracing::info!(request = %prompt.request_id, session = %session, "escalation prompt shown");
+                        lock(&me.board).ask(&session, prompt, reply, Vec::new());
+                    }
+                    PromptEvent::Offer { request_id, viewer } => {
+                        let to = lock(&me.viewers)
+                            .iter()
+                            .find(|(_, v)| {
+                                v.centre == Some(viewer) || v.models.values().any(|m| *m == viewer)
+                            })
+                            .map(|(k, v)| (*k, v.out.clone()));
+                        match to {
+                            Some((key, out)) => lock(&me.board).offer(&request_id, key, &out),
+                            None => {
+                                tracing::debug!(request = %request_id, %viewer, "viewer gone before the offer")
                             }
                         }
-                        tracing::info!(request = %prompt.request_id, session = %session, clients = to.len(), "escalation prompt offered");
-                        lock(&me.board).ask(&session, prompt, reply, to);
                     }
-                    PromptEvent::Withdraw { request_id, reason } => {
-                        lock(&me.board).withdraw(&request_id, &reason);
+                    PromptEvent::Withdraw {
+                        request_id,
+                        reason,
+                        decided,
+                    } => {
+                        let clients = lock(&me.board).withdraw(&request_id, &reason, decided);
+                        tracing::info!(request = %request_id, %reason, clients, "escalation prompt withdrawn");
                     }
                 }
             }

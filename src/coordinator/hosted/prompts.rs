@@ -2,6 +2,12 @@
 //! is offered to every client attached to that session and to every control centre
 //! (`lazaret tui`) of the Domain — also to those that attach while it waits. The first
 //! decision wins; the prompt is withdrawn from every other client, and who decided is logged.
+//!
+//! The board keeps what the clients were shown; what happens to a prompt is the protocol
+//! core's: its `ShowPrompt`, `OfferPrompt` and `WithdrawPrompt` reach the board through the
+//! session's prompt route ([`crate::escalation::routing`]). A decision is taken here (first
+//! one wins, and its answer goes to the waiting request); the withdrawal from the others
+//! follows the core's step that records it.
 
 use super::viewer::{Outbound, OutboundSender, ViewerKey};
 use crate::escalation::routing::Decided;
@@ -27,13 +33,23 @@ pub enum NotTaken {
     NotOffered,
 }
 
+/// A prompt whose first decision was taken, until the core withdraws it.
+struct Taken {
+    prompt: Pending,
+    /// The client that decided (it closes its own prompt).
+    by: ViewerKey,
+    /// What the others are told.
+    reason: String,
+}
+
 #[derive(Default)]
 pub struct PromptBoard {
     pending: HashMap<String, Pending>,
+    decided: HashMap<String, Taken>,
 }
 
 impl PromptBoard {
-    /// A new prompt of `session`, offered at once to `to`.
+    /// A new prompt of `session`, offered at once to `to` (the core's offers follow).
     pub fn ask(
         &mut self,
         session: &str,
@@ -54,20 +70,26 @@ impl PromptBoard {
             .insert(pending.prompt.request_id.clone(), pending);
     }
 
-    /// Offers the waiting prompts of `session` (every session's with None) to a client.
-    pub fn offer_waiting(&mut self, session: Option<&str>, key: ViewerKey, out: &OutboundSender) {
-        for p in self.pending.values_mut() {
-            if session.is_none_or(|s| s == p.session) {
-                offer(p, key, out.clone());
-            }
+    /// Offers the waiting prompt `request_id` to a client (the core's `OfferPrompt`).
+    pub fn offer(&mut self, request_id: &str, key: ViewerKey, out: &OutboundSender) {
+        if let Some(p) = self.pending.get_mut(request_id) {
+            offer(p, key, out.clone());
         }
     }
 
-    /// The prompt is not wanted any more (its time ran out, or its session ended).
-    pub fn withdraw(&mut self, request_id: &str, reason: &str) {
-        if let Some(p) = self.pending.remove(request_id) {
-            withdraw_from(&p, None, reason);
+    /// The prompt is withdrawn (the core's `WithdrawPrompt`): every client still showing it
+    /// is told why — after a decision, all but the decider, and they are told who decided.
+    /// Returns how many clients were told.
+    pub fn withdraw(&mut self, request_id: &str, reason: &str, decided: bool) -> usize {
+        let mut told = 0;
+        if let Some(d) = self.decided.remove(request_id) {
+            let reason = if decided { &d.reason } else { reason };
+            told += withdraw_from(&d.prompt, Some(d.by), reason);
         }
+        if let Some(p) = self.pending.remove(request_id) {
+            told += withdraw_from(&p, None, reason);
+        }
+        told
     }
 
     /// The session a waiting prompt belongs to.
@@ -95,7 +117,14 @@ impl PromptBoard {
         };
         let reason = decided_elsewhere(&decided.decision, by);
         let _ = p.reply.send(decided);
-        withdraw_from(&p, Some(key), &reason);
+        self.decided.insert(
+            request_id.to_owned(),
+            Taken {
+                prompt: p,
+                by: key,
+                reason,
+            },
+        );
         Ok(())
     }
 
@@ -151,184 +180,17 @@ fn offer(p: &mut Pending, key: ViewerKey, out: OutboundSender) {
     }
 }
 
-fn withdraw_from(p: &Pending, except: Option<ViewerKey>, reason: &str) {
+/// Tells every client offered `p` but `except` that it is withdrawn; returns how many.
+fn withdraw_from(p: &Pending, except: Option<ViewerKey>, reason: &str) -> usize {
+    let mut told = 0;
     for (key, out) in &p.offered {
         if Some(*key) != except {
-            let _ = out.send(Outbound::Message(CoordinatorMessage::EscalationWithdrawn {
+            let msg = CoordinatorMessage::EscalationWithdrawn {
                 request_id: p.prompt.request_id.clone(),
                 reason: reason.to_owned(),
-            }));
+            };
+            told += usize::from(out.send(Outbound::Message(msg)).is_ok());
         }
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use lazaret_protocol::escalation::Decision;
-    use tokio::sync::mpsc;
-
-    fn d(decision: Decision) -> Decided {
-        Decided { decision, by: None }
-    }
-
-    fn by<'a>(label: &'a str, client: &'a str) -> Decider<'a> {
-        Decider { label, client }
-    }
-
-    #[test]
-    fn the_withdrawal_says_what_was_decided_and_by_which_kind_of_client() {
-        let id = "0123456789abcdef0123456789abcdef";
-        let cases = [
-            (
-                Decision::Approve {},
-                "tui",
-                "decided elsewhere: approved in a control centre (lazaret tui, client 01234567)",
-            ),
-            (
-                Decision::Deny {},
-                "attach",
-                "decided elsewhere: denied in an attached terminal (lazaret attach, client 01234567)",
-            ),
-            (
-                Decision::Edit {
-                    argv: vec!["ls".into()],
-                },
-                "run",
-                "decided elsewhere: approved with an edited command in the terminal that started \
-                 the session (lazaret run --detachable, client 01234567)",
-            ),
-            (
-                Decision::Approve {},
-                "\x1b]0;odd",
-                "decided elsewhere: approved in another client (client 01234567)",
-            ),
-        ];
-        for (decision, label, want) in cases {
-            assert_eq!(decided_elsewhere(&decision, &by(label, id)), want);
-        }
-    }
-
-    fn prompt(id: &str, session: &str) -> EscalationPrompt {
-        EscalationPrompt {
-            request_id: id.into(),
-            profile: "p".into(),
-            session_id: session.into(),
-            argv: vec!["true".into()],
-            cwd: "/workspace".into(),
-            host_cwd: "/w".into(),
-            justification: String::new(),
-            timeout_secs: 60,
-            warnings: vec![],
-        }
-    }
-
-    fn kinds(rx: &mut mpsc::UnboundedReceiver<Outbound>) -> Vec<String> {
-        let mut out = Vec::new();
-        while let Ok(Outbound::Message(m)) = rx.try_recv() {
-            out.push(match m {
-                CoordinatorMessage::EscalationPrompt { prompt } => {
-                    format!("ask {}", prompt.request_id)
-                }
-                CoordinatorMessage::EscalationWithdrawn { request_id, reason } => {
-                    format!("withdrawn {request_id}: {reason}")
-                }
-                other => format!("{other:?}"),
-            });
-        }
-        out
-    }
-
-    #[test]
-    fn the_first_decision_wins_and_the_prompt_is_withdrawn_from_the_others() {
-        let mut board = PromptBoard::default();
-        let (a, mut ra) = mpsc::unbounded_channel();
-        let (b, mut rb) = mpsc::unbounded_channel();
-        let (reply, answer) = std::sync::mpsc::channel();
-        board.ask("s1", prompt("r1", "s1"), reply, vec![(1, a), (2, b)]);
-        assert_eq!(kinds(&mut ra), ["ask r1"]);
-        assert_eq!(kinds(&mut rb), ["ask r1"]);
-        assert_eq!(
-            board.decide("r1", 2, &by("tui", "c2"), d(Decision::Deny {})),
-            Ok(())
-        );
-        assert_eq!(
-            board.decide("r1", 1, &by("attach", "c1"), d(Decision::Approve {})),
-            Err(NotTaken::Unknown),
-            "a second decision is not taken"
-        );
-        assert_eq!(answer.try_recv(), Ok(d(Decision::Deny {})));
-        assert!(
-            answer.try_recv().is_err(),
-            "exactly one decision reaches the request"
-        );
-        assert_eq!(
-            kinds(&mut ra),
-            ["withdrawn r1: decided elsewhere: denied in a control centre (lazaret tui, client c2)"]
-        );
-        assert!(
-            kinds(&mut rb).is_empty(),
-            "the decider closes its own prompt"
-        );
-    }
-
-    #[test]
-    fn a_client_that_was_not_offered_the_prompt_cannot_decide_it() {
-        let mut board = PromptBoard::default();
-        let (a, _ra) = mpsc::unbounded_channel();
-        let (reply, answer) = std::sync::mpsc::channel();
-        board.ask("s1", prompt("r1", "s1"), reply, vec![(1, a)]);
-        assert_eq!(
-            board.decide("r1", 9, &by("x", "c9"), d(Decision::Approve {})),
-            Err(NotTaken::NotOffered)
-        );
-        assert!(answer.try_recv().is_err());
-        assert_eq!(board.waiting(), ["r1"]);
-    }
-
-    #[test]
-    fn a_prompt_of_a_detached_session_waits_for_a_client_that_attaches_later() {
-        let mut board = PromptBoard::default();
-        let (reply, answer) = std::sync::mpsc::channel();
-        board.ask("s1", prompt("r1", "s1"), reply, vec![]);
-        let (other, mut ro) = mpsc::unbounded_channel();
-        board.offer_waiting(Some("s2"), 3, &other);
-        assert!(
-            kinds(&mut ro).is_empty(),
-            "not offered to a client of another session"
-        );
-        let (late, mut rl) = mpsc::unbounded_channel();
-        board.offer_waiting(Some("s1"), 4, &late);
-        assert_eq!(kinds(&mut rl), ["ask r1"]);
-        assert_eq!(
-            board.decide("r1", 4, &by("tui", "c4"), d(Decision::Approve {})),
-            Ok(())
-        );
-        assert_eq!(answer.try_recv(), Ok(d(Decision::Approve {})));
-    }
-
-    #[test]
-    fn withdrawing_tells_every_client_and_forgetting_a_client_removes_its_right_to_decide() {
-        let mut board = PromptBoard::default();
-        let (a, mut ra) = mpsc::unbounded_channel();
-        let (reply, _answer) = std::sync::mpsc::channel();
-        board.ask(
-            "s1",
-            prompt("r1", "s1"),
-            reply.clone(),
-            vec![(1, a.clone())],
-        );
-        board.forget(1, Some("s1"));
-        assert_eq!(
-            board.decide("r1", 1, &by("x", "c1"), d(Decision::Approve {})),
-            Err(NotTaken::NotOffered)
-        );
-        board.ask("s1", prompt("r2", "s1"), reply, vec![(1, a)]);
-        board.withdraw("r2", "no decision in time");
-        let got = kinds(&mut ra);
-        assert_eq!(
-            got.last().map(String::as_str),
-            Some("withdrawn r2: no decision in time")
-        );
-    }
+    told
 }
