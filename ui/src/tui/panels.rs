@@ -200,7 +200,7 @@ fn escalations(frame: &mut Frame<'_>, app: &App, area: Rect) {
             _ => Role::Warning,
         };
         lines.extend(field(
-            &format!(" {:<9}", r.outcome),
+            &format!(" {:<9} ", r.outcome),
             &format!("pane {} {}", r.pane, escape::argv(&r.argv)),
             area.width.saturating_sub(2),
             app.settings.theme.style(role),

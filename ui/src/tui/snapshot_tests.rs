@@ -336,7 +336,7 @@ fn escalations_history_after_approve_edit_deny() {
     assert_nothing_raw(&t);
     assert!(screen_contains(&t, "no pending requests"));
     assert!(screen_contains(&t, r"owned\u{7}"));
-    assert!(screen_contains(&t, "edited   pane 2"));
+    assert!(screen_contains(&t, "edited    pane 2"));
     insta::assert_snapshot!(t.backend());
 }
 
