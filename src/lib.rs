@@ -18,3 +18,5 @@ pub mod runtime;
 pub mod session;
 pub mod state;
 pub mod terminal;
+#[cfg(test)]
+pub mod test_rng;

@@ -235,20 +235,6 @@ fn engine() -> Engine {
     Engine::new(config, reg, status)
 }
 
-fn prompt(id: &str) -> lazaret_protocol::escalation::EscalationPrompt {
-    lazaret_protocol::escalation::EscalationPrompt {
-        request_id: id.into(),
-        profile: "p".into(),
-        session_id: "s".into(),
-        argv: vec!["true".into()],
-        cwd: "/workspace".into(),
-        host_cwd: "/w".into(),
-        justification: String::new(),
-        timeout_secs: 60,
-        warnings: vec![],
-    }
-}
-
 #[test]
 fn the_engine_withdraws_the_prompt_of_a_session_that_ends_and_kills_its_host_process() {
     let engine = engine();
@@ -281,7 +267,9 @@ fn the_engine_withdraws_the_prompt_of_a_session_that_ends_and_kills_its_host_pro
         })
         .collect();
     let (reply, _answer) = std::sync::mpsc::channel();
-    engine.edges().stage_prompt(R1, prompt("r1"), reply);
+    engine
+        .edges()
+        .stage_prompt(R1, super::hosted::prompts_tests::prompt("r1", "s"), reply);
     assert!(engine.escalation_step(Event::Prompt { request: R1 }));
     assert!(engine.escalation_step(Event::AutoApprove { request: R2 }));
     assert!(engine.step(Event::Execute { request: R2 }).is_ok());

@@ -234,24 +234,14 @@ fn record_data_must_fit_its_type() {
     assert!(parse_response(&overrun).is_err());
 }
 
-/// xorshift64*: deterministic, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-}
+use crate::test_rng::Rng;
 
 #[test]
 fn random_and_mutated_bytes_never_panic() {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     for _ in 0..1000 {
-        let len = (rng.next() % 600) as usize;
-        let bytes: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+        let len = (rng.next_u64() % 600) as usize;
+        let bytes: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
         let _ = parse_query(&bytes);
         let _ = parse_response(&bytes);
         let _ = error_response(&bytes, Rcode::FORMERR);
@@ -262,11 +252,11 @@ fn random_and_mutated_bytes_never_panic() {
     ];
     for i in 0..2000 {
         let mut bytes = seeds[i % 2].clone();
-        for _ in 0..1 + rng.next() % 4 {
-            let at = (rng.next() as usize) % bytes.len();
-            bytes[at] = rng.next() as u8;
+        for _ in 0..1 + rng.next_u64() % 4 {
+            let at = (rng.next_u64() as usize) % bytes.len();
+            bytes[at] = rng.next_u64() as u8;
         }
-        bytes.truncate(1 + (rng.next() as usize) % (bytes.len() + 8));
+        bytes.truncate(1 + (rng.next_u64() as usize) % (bytes.len() + 8));
         if let Ok(q) = parse_query(&bytes) {
             let _ = parse_response(&build_response(&q, Rcode::REFUSED));
         }

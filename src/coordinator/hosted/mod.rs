@@ -9,7 +9,7 @@ pub mod hangup;
 pub mod panel_feed;
 pub mod prompts;
 #[cfg(test)]
-mod prompts_tests;
+pub(crate) mod prompts_tests;
 pub mod screen_state;
 pub mod session;
 pub mod viewer;

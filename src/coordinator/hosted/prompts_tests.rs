@@ -50,7 +50,8 @@ fn the_withdrawal_says_what_was_decided_and_by_which_kind_of_client() {
     }
 }
 
-fn prompt(id: &str, session: &str) -> EscalationPrompt {
+/// A prompt of request `id` of session `session` (also for the driver's tests).
+pub(crate) fn prompt(id: &str, session: &str) -> EscalationPrompt {
     EscalationPrompt {
         request_id: id.into(),
         profile: "p".into(),

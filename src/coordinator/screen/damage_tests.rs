@@ -5,20 +5,7 @@
 
 use super::*;
 
-/// A small deterministic generator (xorshift64*): the same cases on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use crate::test_rng::Rng;
 
 const PIECES: &[&[u8]] = &[
     b"x",
