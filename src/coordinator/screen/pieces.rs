@@ -23,10 +23,32 @@ pub fn piece_len(bytes: &[u8], rows: usize, cols: usize) -> usize {
     let mut units = 0usize;
     let mut i = 0;
     while i < bytes.len() {
+        // A run of bytes that cannot scroll only wraps: taken whole up to the first byte that
+        // no longer fits (no division per byte: this runs over every byte of a flood).
+        let plain = bytes[i..]
+            .iter()
+            .position(|&b| may_scroll(b))
+            .unwrap_or(bytes.len() - i);
+        if plain > 0 {
+            // The byte at index j fits while units + (j + 1) / cols <= budget.
+            let first_over = PIECE_SCROLL_BUDGET
+                .checked_sub(units)
+                .map_or(0, |left| (left + 1).saturating_mul(cols) - 1);
+            if first_over < i + plain {
+                let stop = first_over.max(i);
+                if stop > 0 {
+                    return stop;
+                }
+                // The very first byte is always taken.
+                i = 1;
+                continue;
+            }
+            i += plain;
+            continue;
+        }
         let (cost, len) = match bytes[i] {
-            b'\n' | 0x0b | 0x0c | 0x84 | 0x85 => (1, 1),
             0x1b => escape(&bytes[i..], rows),
-            _ => (0, 1),
+            _ => (1, 1),
         };
         let wraps = (i + len) / cols;
         if i > 0 && units + cost + wraps > PIECE_SCROLL_BUDGET {
@@ -36,6 +58,11 @@ pub fn piece_len(bytes: &[u8], rows: usize, cols: usize) -> usize {
         i += len;
     }
     bytes.len()
+}
+
+/// LF, VT, FF, IND, NEL and ESC: the bytes that may scroll.
+fn may_scroll(b: u8) -> bool {
+    matches!(b, b'\n' | 0x0b | 0x0c | 0x84 | 0x85 | 0x1b)
 }
 
 /// Cost and length of the escape at the start of `bytes` (which starts with ESC): an SGR that is
@@ -79,6 +106,52 @@ mod tests {
         let long = vec![b'x'; 1_000_000];
         let n = piece_len(&long, 24, 80);
         assert!(n / 80 <= PIECE_SCROLL_BUDGET && n > 80 * 390, "{n}");
+    }
+
+    /// The per-byte definition the bulk scan must agree with.
+    fn reference(bytes: &[u8], rows: usize, cols: usize) -> usize {
+        let (rows, cols) = (rows.max(1), cols.max(1));
+        let (mut units, mut i) = (0usize, 0);
+        while i < bytes.len() {
+            let (cost, len) = match bytes[i] {
+                b'\n' | 0x0b | 0x0c | 0x84 | 0x85 => (1, 1),
+                0x1b => escape(&bytes[i..], rows),
+                _ => (0, 1),
+            };
+            if i > 0 && units + cost + (i + len) / cols > PIECE_SCROLL_BUDGET {
+                return i;
+            }
+            units += cost;
+            i += len;
+        }
+        bytes.len()
+    }
+
+    #[test]
+    fn the_bulk_scan_agrees_with_the_per_byte_definition() {
+        let mut rng = crate::test_rng::Rng(7);
+        let alphabet: &[u8] = b"ab \n\x0b\x0c\x84\x85\x1b[1;2m3S";
+        for case in 0..3000 {
+            let len = rng.below(5000) as usize;
+            let plain_bias = rng.below(20);
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| {
+                    if rng.below(20) < plain_bias {
+                        b'x'
+                    } else {
+                        alphabet[rng.below(alphabet.len() as u64) as usize]
+                    }
+                })
+                .collect();
+            let rows = 1 + rng.below(60) as usize;
+            let cols = 1 + rng.below(120) as usize;
+            let mut rest = &bytes[..];
+            while !rest.is_empty() {
+                let n = piece_len(rest, rows, cols);
+                assert_eq!(n, reference(rest, rows, cols), "case {case}, {rows}x{cols}");
+                rest = &rest[n.max(1)..];
+            }
+        }
     }
 
     #[test]
