@@ -125,7 +125,7 @@ fn two_panes_escalations_from_the_panel_and_no_injection() {
     tmux.keys("t", "a");
     let s = tmux.wait_screen("t", "the approved command's result", |s| s.contains("rc=0"));
     assert!(in_columns(&s, "rc=0", SECOND_PANE), "{s}");
-    assert!(s.contains(r#"approved pane 2 ["pwd"]"#), "{s}");
+    assert!(s.contains(r#"approved  pane 2 ["pwd"]"#), "{s}");
     let host_tail: String = dir
         .chars()
         .rev()
@@ -156,7 +156,7 @@ fn two_panes_escalations_from_the_panel_and_no_injection() {
     });
     assert!(s.contains("the developer edited the com"), "{s}");
     assert!(
-        s.contains(r#"edited   pane 2 ["echo", "edited-on-host"]"#),
+        s.contains(r#"edited    pane 2 ["echo", "edited-on-host"]"#),
         "{s}"
     );
 
@@ -168,7 +168,7 @@ fn two_panes_escalations_from_the_panel_and_no_injection() {
     );
     tmux.keys("t", "d");
     let s = tmux.wait_screen("t", "the denial", |s| s.contains("rc=240"));
-    assert!(s.contains(r#"denied   pane 2 ["echo", "nope"]"#), "{s}");
+    assert!(s.contains(r#"denied    pane 2 ["echo", "nope"]"#), "{s}");
     assert!(!s.contains("\nnope"), "{s}");
 
     // Hostile output in pane 1: clipboard, title, a cursor-position query.
