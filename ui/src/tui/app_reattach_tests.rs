@@ -38,6 +38,17 @@ impl FakeCoordinator {
             .args(["-c", "sleep 60; exit 0", "__coordinator"])
             .spawn()
             .expect("spawning sh");
+        // `spawn` returns once the child has switched to its new program, but the kernel sets
+        // the new argument area up a moment later: until then its cmdline reads empty (a
+        // flake on a busy machine). Wait until a client would count it.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !lazaret_client::locate::coordinator_runs(child.id()) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the stand-in coordinator never showed its cmdline"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
         FakeCoordinator(child)
     }
 }
