@@ -25,23 +25,35 @@ use attachment::{address, as_developer, Attachment};
 use super::sessions::{lazaret_line, session_of, wait_torn_down};
 
 /// The hostile program: waits for `/workspace/.go` (both clients attached), writes every
-/// attack, floods, then draws `MARKER-42` at row 6, column 4 of a cleared screen and holds
+/// attack (the first ones a tenth of a second apart, so that they reach the screen-fed client
+/// as changed-row updates, not only in whole screens), floods, then draws `MARKER-42` at row 6, column 4 of a cleared screen and holds
 /// until `/workspace/.done` (each wait ends after two minutes: a failed test leaves no session).
 const HOSTILE: &str = r#"wait_for() {
   n=0; while [ ! -e "$1" ] && [ $n -lt 1200 ]; do sleep 0.1; n=$((n+1)); done
 }
 wait_for /workspace/.go
 printf 'before-hostile\r\n'
+sleep 0.1
 printf '\033]52;c;c3RvbGVu\007'
+sleep 0.1
 printf '\033]52;c;?\007'
+sleep 0.1
 printf '\033]8;;https://evil.example/\033\\link-text\033]8;;\033\\\r\n'
+sleep 0.1
 printf '\033P+q544e\033\\'
+sleep 0.1
 printf '\033P$qm\033\\'
+sleep 0.1
 printf '\033_Gf=100;apc-payload\033\\'
+sleep 0.1
 printf '\033^pm-payload\033\\'
+sleep 0.1
 printf '\033Xsos-payload\033\\'
+sleep 0.1
 printf '\033]0;evil\001\002title\007'
+sleep 0.1
 printf '\302\23331m\302\2336n'
+sleep 0.1
 printf '\033[3J'
 printf '\033c'
 printf '\033[?1049hon-the-alt-screen\r\n'
@@ -162,6 +174,12 @@ fn a_screen_fed_attachment_receives_only_the_re_encoded_screen() {
             v.offset, v.why, v.at
         );
     }
+    // Changed-row updates (each row erased whole, `CSI 2 K`: a full redraw clears with ED)
+    // were among what arrived, so the grammar covered that path too.
+    assert!(
+        contains(&screen, b"\x1b[2K"),
+        "no changed-row update reached the screen feed"
+    );
     assert!(
         screen_grammar::check(&bytes).is_err(),
         "the program's own bytes pass the grammar: it checks nothing"

@@ -72,19 +72,27 @@ impl ScreenState {
         }
     }
 
-    /// Whether the update since generation `since` is the whole screen.
+    /// Whether the update since generation `since` is the whole screen (see
+    /// [`Self::rows_since`]).
     pub fn is_whole_update(&self, since: u64) -> bool {
-        self.rows_since(since).is_none()
+        self.screen
+            .changed_rows_since(since)
+            .is_none_or(|n| self.too_many(n))
+    }
+
+    /// More than half the screen changed: a redraw then costs as much and sets everything.
+    fn too_many(&self, changed: usize) -> bool {
+        let (rows, _) = self.screen.size();
+        changed * 2 > usize::from(rows)
     }
 
     /// The rows changed since generation `since`, or `None` when the update is the whole
     /// screen: it all changed, or more than half of it (a redraw then costs as much and sets
     /// everything).
     fn rows_since(&self, since: u64) -> Option<Vec<usize>> {
-        let (rows, _) = self.screen.size();
         match self.screen.changes_since(since) {
             Changes::None => Some(Vec::new()),
-            Changes::Rows(changed) if changed.len() * 2 <= usize::from(rows) => Some(changed),
+            Changes::Rows(changed) if !self.too_many(changed.len()) => Some(changed),
             Changes::Rows(_) | Changes::Full => None,
         }
     }

@@ -57,6 +57,12 @@ impl Damage {
         self.full = self.generation;
     }
 
+    /// How many rows changed since generation `since`; `None` when the whole screen did.
+    /// (Asked on every piece of output: no allocation.)
+    pub fn count_since(&self, since: u64) -> Option<usize> {
+        (self.full <= since).then(|| self.rows.iter().filter(|&&g| g > since).count())
+    }
+
     /// What a client that last got generation `since` needs.
     pub fn since(&self, since: u64) -> Changes {
         if self.full > since {
@@ -90,10 +96,12 @@ mod tests {
         d.row(9); // off the screen: ignored
         assert_eq!(d.since(start), Changes::Rows(vec![2, 4]));
         assert_eq!(d.since(one), Changes::Rows(vec![4]));
+        assert_eq!(d.count_since(start), Some(2));
         assert_eq!(d.since(d.generation()), Changes::None);
         d.next();
         d.full(3);
         assert_eq!(d.since(one), Changes::Full);
+        assert_eq!(d.count_since(one), None);
         assert_eq!(d.since(d.generation()), Changes::None);
         // A client that has never had anything gets everything.
         assert_eq!(Damage::new(2).since(0), Changes::Full);

@@ -140,6 +140,11 @@ impl SessionScreen {
         self.damage.since(since)
     }
 
+    /// How many rows changed since generation `since` (`None`: the whole screen).
+    pub fn changed_rows_since(&self, since: u64) -> Option<usize> {
+        self.damage.count_since(since)
+    }
+
     /// The rows `which` (0-based) as they are now, with the cursor and modes.
     pub fn damage(&self, which: &[usize]) -> ScreenDamage {
         snapshot::damage(&self.term, which)
