@@ -55,14 +55,18 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> anyhow::Result<i32> {
         true,
     )?;
     if matches!(outcome, attach::Outcome::Exited(_)) {
-        wait_if_last(&plan);
+        wait_if_last(&plan, &[info.session_id.as_str().to_owned()]);
     }
     Ok(attach::report(&outcome, &info.session_id))
 }
 
-/// When the session that ended was the Domain's last, waits until the coordinator has torn
+/// When the sessions in `ended` were the Domain's last, waits until the coordinator has torn
 /// the Domain down (as `lazaret run` does), so nothing of it runs once this CLI exits.
-pub fn wait_if_last(plan: &SessionPlan) {
+///
+/// The coordinator tells a session's clients that it exited before the session leaves the
+/// Domain (its end-of-run Git Sentry check comes first), so the published status may still
+/// list the ended sessions for a moment: only other sessions mean the Domain stays.
+pub fn wait_if_last(plan: &SessionPlan, ended: &[String]) {
     let deadline = Instant::now() + TEARDOWN_WAIT;
     let status_path = paths::status(&plan.domain);
     while Instant::now() < deadline {
@@ -70,7 +74,7 @@ pub fn wait_if_last(plan: &SessionPlan) {
             return;
         }
         let others = crate::coordinator::status::DomainStatus::read(&status_path)
-            .is_some_and(|s| !s.sessions.is_empty());
+            .is_some_and(|s| s.has_sessions_besides(ended));
         if others {
             return;
         }

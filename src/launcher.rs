@@ -102,9 +102,9 @@ impl Launcher for EngineLauncher {
         })
     }
 
-    fn wait_if_last(&self, target: &Target) {
+    fn wait_if_last(&self, target: &Target, ended: &[String]) {
         if let Ok(plan) = self.plan_of(target) {
-            crate::detachable::wait_if_last(&plan);
+            crate::detachable::wait_if_last(&plan, ended);
         }
     }
 

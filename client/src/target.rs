@@ -43,9 +43,10 @@ pub trait Launcher: Send + Sync {
         label: &str,
         events: LinkEvents,
     ) -> anyhow::Result<DomainLink>;
-    /// When the Domain has no session left, waits (bounded) until it has been torn down, so
-    /// that nothing of it runs once the front end exits.
-    fn wait_if_last(&self, target: &Target);
+    /// When the Domain has no session left but `ended` (the sessions the caller just ended,
+    /// which its status may still list for a moment), waits (bounded) until it has been torn
+    /// down, so that nothing of it runs once the front end exits.
+    fn wait_if_last(&self, target: &Target, ended: &[String]);
     /// Where running Domains publish their status (see [`crate::locate`]).
     fn runtime_root(&self) -> anyhow::Result<PathBuf>;
 }

@@ -55,6 +55,13 @@ impl DomainStatus {
         let text = std::fs::read_to_string(path).ok()?;
         serde_json::from_str(&text).ok()
     }
+
+    /// Whether a session other than those in `ended` is listed: the Domain stays up once those
+    /// have left. (A session's clients learn that it exited before it leaves the Domain, so
+    /// for a moment the status may still list it.)
+    pub fn has_sessions_besides(&self, ended: &[String]) -> bool {
+        self.sessions.iter().any(|s| !ended.contains(&s.session_id))
+    }
 }
 
 #[cfg(test)]
@@ -72,5 +79,36 @@ mod tests {
         assert!(!s.running);
         let json = serde_json::to_value(&s).expect("json");
         assert_eq!(json["running"], false);
+    }
+
+    #[test]
+    fn only_sessions_besides_the_ended_ones_keep_the_domain() {
+        let session = |id: &str| SessionStatus {
+            session_id: id.into(),
+            client_cli_id: "c".into(),
+            command: vec![],
+            started_unix_ms: 1,
+            hosted: true,
+            attached: vec![],
+            started_by: "tui".into(),
+            running: true,
+            layout_hint: String::new(),
+        };
+        let mut status = DomainStatus {
+            domain_id: "d".into(),
+            profile: "p".into(),
+            workspace: "/w".into(),
+            coordinator_pid: 1,
+            coordinator_id: "c".into(),
+            sandbox: "s".into(),
+            sessions: vec![session("a"), session("b")],
+            failures: vec![],
+        };
+        let ended = |ids: &[&str]| ids.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(status.has_sessions_besides(&ended(&[])));
+        assert!(status.has_sessions_besides(&ended(&["a"])));
+        assert!(!status.has_sessions_besides(&ended(&["a", "b"])));
+        status.sessions.clear();
+        assert!(!status.has_sessions_besides(&ended(&[])));
     }
 }

@@ -6,6 +6,7 @@ use super::app::App;
 use super::event::AppEvent;
 use super::layout::PaneId;
 use lazaret_client::link::LinkEvent;
+use lazaret_client::target::Target;
 use lazaret_protocol::escalation::Decision;
 use lazaret_protocol::SessionId;
 use std::time::{Duration, Instant};
@@ -211,15 +212,22 @@ impl App {
                 }
             }
         }
-        let mut domains = Vec::new();
+        let mut domains: Vec<(std::sync::Arc<Target>, Vec<String>)> = Vec::new();
         for p in self.panes.values() {
             // Sessions of others (opened from the picker) are only ever detached.
             if detach || !p.owned {
                 p.detach();
             } else {
+                let ended = p.session().map(|s| s.as_str().to_owned());
                 p.close();
                 if let Some(plan) = &p.plan {
-                    domains.push(plan.clone());
+                    match domains
+                        .iter_mut()
+                        .find(|(t, _)| t.domain_id() == plan.domain_id())
+                    {
+                        Some((_, ids)) => ids.extend(ended),
+                        None => domains.push((plan.clone(), ended.into_iter().collect())),
+                    }
                 }
             }
         }
@@ -240,8 +248,8 @@ impl App {
             }
         }
         self.links.close_all();
-        for target in domains {
-            self.launcher.wait_if_last(&target);
+        for (target, ended) in domains {
+            self.launcher.wait_if_last(&target, &ended);
         }
     }
 }

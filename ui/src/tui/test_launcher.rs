@@ -21,7 +21,7 @@ impl Launcher for NoEngine {
     ) -> anyhow::Result<lazaret_client::link::DomainLink> {
         anyhow::bail!("no engine in this test")
     }
-    fn wait_if_last(&self, _: &Target) {}
+    fn wait_if_last(&self, _: &Target, _: &[String]) {}
     fn runtime_root(&self) -> anyhow::Result<PathBuf> {
         match &self.root {
             Some(root) => Ok(root.clone()),
