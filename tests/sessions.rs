@@ -460,3 +460,95 @@ fn attach_refuses_a_direct_session_clearly() {
     assert_torn_down(&ws);
     assert_traces_conform(&ws);
 }
+
+/// Host processes whose parent is `pid`: (pid, executable's file name, command line).
+fn children_of(pid: u32) -> Vec<(u32, String, String)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
+        if ppid != Some(pid) {
+            continue;
+        }
+        let exe = std::fs::read_link(entry.path().join("exe"))
+            .ok()
+            .and_then(|p| Some(p.file_name()?.to_string_lossy().into_owned()))
+            .unwrap_or_default();
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        found.push((
+            child,
+            exe,
+            String::from_utf8_lossy(&cmdline).replace('\0', " "),
+        ));
+    }
+    found
+}
+
+#[test]
+fn a_coordinator_owned_session_is_run_by_runsc_itself_on_the_coordinators_terminal() {
+    let dev = Dev::get();
+    let ws = dev.workspace("runsc-exec");
+    let dir = ws.path.display().to_string();
+    let tmux = Tmux::start(&dev, "runsc-exec", "t", &dir, 100, 30);
+    start_detachable(&tmux, "t", &ws);
+
+    // The session's process is `runsc exec`, a child of the coordinator that entered Podman's
+    // namespaces (nsenter execs runsc): no `podman exec` and no conmon relay in between.
+    let status: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(ws.runtime_dir().join("status.json")).expect("status.json"),
+    )
+    .expect("the Domain's status");
+    let coordinator = status["coordinator_pid"].as_u64().expect("coordinator pid") as u32;
+    let children = children_of(coordinator);
+    let runsc: Vec<_> = children
+        .iter()
+        .filter(|(_, exe, cmd)| exe == "runsc" && cmd.contains(" exec "))
+        .collect();
+    assert_eq!(runsc.len(), 1, "the coordinator's children: {children:#?}");
+    assert!(
+        runsc[0].2.contains(&format!(
+            "--env=LAZARET_SESSION={}",
+            id_of(&sessions(&ws)[0])
+        )),
+        "{runsc:#?}"
+    );
+    assert!(
+        !children.iter().any(|(_, exe, _)| exe == "podman"),
+        "a podman process still relays the session: {children:#?}"
+    );
+    let runsc_pid = runsc[0].0;
+    let user_ns = |pid: u32| std::fs::read_link(format!("/proc/{pid}/ns/user")).ok();
+    assert_ne!(
+        user_ns(runsc_pid),
+        user_ns(coordinator),
+        "runsc runs in Podman's rootless user namespace, not the developer's"
+    );
+
+    // Its terminal: the client's size and TERM; Ctrl-C reaches the foreground job; the kernel
+    // is gVisor's (the prelude checked it; `dmesg` says so too).
+    tmux.type_line("t", "stty size; echo term=$TERM; dmesg | head -n 1");
+    let s = tmux.wait_screen("t", "the terminal's size", |s| s.contains("\nterm="));
+    assert!(s.contains("\n30 100\n"), "{s}");
+    assert!(s.contains("\nterm=xterm-256color\n"), "{s}");
+    assert!(s.contains("gVisor"), "{s}");
+    tmux.type_line("t", "sleep 100");
+    std::thread::sleep(Duration::from_millis(500));
+    tmux.key("t", "C-c");
+    tmux.type_line("t", "echo after-$((2+3))");
+    tmux.wait_screen("t", "the prompt after Ctrl-C", |s| s.contains("\nafter-5"));
+
+    // The command's exit status passes through; the Domain goes with its last session.
+    tmux.type_line("t", "exit 7");
+    tmux.wait_screen("t", "the CLI's exit", |s| s.contains("cli-rc=7"));
+    assert_torn_down(&ws);
+    assert!(
+        std::fs::metadata(format!("/proc/{runsc_pid}")).is_err(),
+        "runsc exec outlived its session"
+    );
+    assert_traces_conform(&ws);
+}

@@ -33,6 +33,26 @@ pub const READY_FD: i32 = 4;
 /// How long a started Domain waits for its first session before tearing down.
 pub const FIRST_SESSION_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// How the sessions' commands will enter the sandbox: runsc directly where the host allows it
+/// (`LAZARET_SESSION_EXEC=podman` keeps `podman exec`, for comparisons), else `podman exec`,
+/// saying why in the log.
+fn session_exec(runtime: &DomainRuntime) -> Option<crate::runtime::runsc_exec::RunscExec> {
+    if std::env::var_os("LAZARET_SESSION_EXEC").is_some_and(|v| v == "podman") {
+        tracing::info!("sessions use podman exec (LAZARET_SESSION_EXEC=podman)");
+        return None;
+    }
+    match runtime.runsc_exec() {
+        Ok(direct) => {
+            tracing::info!(runsc = %direct.runsc.display(), root = %direct.root.display(), "sessions use runsc exec directly");
+            Some(direct)
+        }
+        Err(why) => {
+            tracing::warn!("sessions use podman exec: {why}");
+            None
+        }
+    }
+}
+
 fn inherited(fd: i32, what: &str) -> anyhow::Result<File> {
     // SAFETY: F_GETFD/F_SETFD only touch the descriptor table entry. Close-on-exec, so that
     // podman and conmon started later never hold the lock or the pipe.
@@ -136,6 +156,7 @@ fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> an
             profile: profile.clone(),
             sandbox: runtime.sandbox_name(),
             program: std::env::var("LAZARET_PODMAN").unwrap_or_else(|_| "podman".to_owned()),
+            direct: session_exec(&runtime),
             containers: super::domain_state::ContainerPids {
                 sandbox: runtime.sandbox_pid(),
                 sidecar: runtime.sidecar_pid(),

@@ -2,6 +2,7 @@
 //! in the order SR-5 requires and removed in the order recovery requires (FR-7).
 
 use super::podman::Podman;
+use super::runsc_exec::RunscExec;
 use super::sidecar_image::SidecarImage;
 use super::state_anchor::StateAnchors;
 use super::{gvisor, sandbox, sandbox_mounts, sidecar};
@@ -23,6 +24,8 @@ pub struct DomainRuntime {
     sidecar_pid: Option<u32>,
     /// Host pid of the sandbox's main process (runsc's sandbox), once up.
     sandbox_pid: Option<u32>,
+    /// The sandbox's container ID and its conmon's pid, once up (for [`RunscExec`]).
+    sandbox_exec: Option<(String, i32)>,
     /// The Escalation Mailbox's request dir (its tmpfs), once mounted.
     mailbox_req: Option<std::os::fd::OwnedFd>,
 }
@@ -42,6 +45,7 @@ impl DomainRuntime {
             conmons: Vec::new(),
             sidecar_pid: None,
             sandbox_pid: None,
+            sandbox_exec: None,
             mailbox_req: None,
         }
     }
@@ -140,6 +144,7 @@ impl DomainRuntime {
             .collect();
         self.sidecar_pid = inspected.get(1).map(|i| i.pid).filter(|p| *p > 0);
         self.sandbox_pid = Some(sandbox.pid).filter(|p| *p > 0);
+        self.sandbox_exec = Some((sandbox.id.clone(), sandbox.conmon_pid));
         Ok(planned.notices)
     }
 
@@ -159,6 +164,16 @@ impl DomainRuntime {
     /// automatic, reporting it is not).
     pub fn sidecar_pid(&self) -> Option<u32> {
         self.sidecar_pid
+    }
+
+    /// How to start session commands in the running sandbox with runsc directly; the error
+    /// says why not (the sessions then use `podman exec`).
+    pub fn runsc_exec(&self) -> Result<RunscExec, String> {
+        let (id, conmon) = self
+            .sandbox_exec
+            .as_ref()
+            .ok_or("the sandbox is not running")?;
+        RunscExec::locate(id, *conmon)
     }
 
     /// Host pid of the running sandbox's main process (what `podman inspect` calls its pid).

@@ -28,10 +28,12 @@ pub struct Inspected {
     pub runtime: String,
     pub pid: u32,
     pub conmon_pid: i32,
+    /// The container's full ID (runsc's container ID).
+    pub id: String,
 }
 
 /// `podman inspect --format` giving one [`Inspected`] line per container.
-pub const INSPECT_FORMAT: &str = "{{.OCIRuntime}} {{.State.Pid}} {{.State.ConmonPid}}";
+pub const INSPECT_FORMAT: &str = "{{.OCIRuntime}} {{.State.Pid}} {{.State.ConmonPid}} {{.Id}}";
 
 impl Inspected {
     /// Parses one line of [`INSPECT_FORMAT`] (the runtime path may not contain spaces).
@@ -40,10 +42,12 @@ impl Inspected {
         let runtime = parts.next()?.to_owned();
         let pid = parts.next()?.parse().ok()?;
         let conmon_pid = parts.next()?.parse().ok()?;
+        let id = parts.next()?.to_owned();
         parts.next().is_none().then_some(Inspected {
             runtime,
             pid,
             conmon_pid,
+            id,
         })
     }
 }
@@ -83,16 +87,17 @@ mod tests {
     #[test]
     fn inspect_lines_parse_strictly() {
         assert_eq!(
-            Inspected::parse("/usr/local/bin/lazaret-runsc 123 120"),
+            Inspected::parse("/usr/local/bin/lazaret-runsc 123 120 598b4a79f786"),
             Some(Inspected {
                 runtime: "/usr/local/bin/lazaret-runsc".into(),
                 pid: 123,
-                conmon_pid: 120
+                conmon_pid: 120,
+                id: "598b4a79f786".into(),
             })
         );
-        assert_eq!(Inspected::parse("runc 1"), None);
-        assert_eq!(Inspected::parse("runc 1 2 3"), None);
-        assert_eq!(Inspected::parse("runc x 2"), None);
+        assert_eq!(Inspected::parse("runc 1 2"), None);
+        assert_eq!(Inspected::parse("runc 1 2 3 4"), None);
+        assert_eq!(Inspected::parse("runc x 2 3"), None);
     }
 
     #[test]
@@ -101,6 +106,7 @@ mod tests {
             runtime: "runc".into(),
             pid: std::process::id(),
             conmon_pid: 0,
+            id: "c".into(),
         };
         let err = verify_sandbox(&runc, Path::new("/usr/local/bin/lazaret-runsc"));
         assert!(err.is_err_and(|e| e.to_string().contains("refusing to go on")));
@@ -112,6 +118,7 @@ mod tests {
             runtime: "/w".into(),
             pid: std::process::id(),
             conmon_pid: 0,
+            id: "c".into(),
         };
         let err = verify_sandbox(&me, Path::new("/w"));
         assert!(err.is_err_and(|e| e.to_string().contains("not runsc's sandbox")));

@@ -66,6 +66,15 @@ pub struct CreateCall {
     pub container_id: String,
 }
 
+/// runsc's state directory when no `--root` is given (Podman gives none): under
+/// `$XDG_RUNTIME_DIR` when set, as runsc itself decides.
+pub fn default_root(xdg_runtime_dir: Option<&OsStr>) -> PathBuf {
+    match xdg_runtime_dir.filter(|d| !d.is_empty()) {
+        Some(d) => Path::new(d).join("runsc"),
+        None => PathBuf::from("/var/run/runsc"),
+    }
+}
+
 /// Recognises `[global flags] create [flags] ID` and returns the pid file, state directory and
 /// container ID. `xdg_runtime_dir` gives runsc's default `--root`.
 pub fn create_call(args: &[OsString], xdg_runtime_dir: Option<&OsStr>) -> Option<CreateCall> {
@@ -73,13 +82,8 @@ pub fn create_call(args: &[OsString], xdg_runtime_dir: Option<&OsStr>) -> Option
     if args[sub] != OsStr::new("create") {
         return None;
     }
-    let root = flag_value(&args[..sub], "root").map_or_else(
-        || match xdg_runtime_dir.filter(|d| !d.is_empty()) {
-            Some(d) => Path::new(d).join("runsc"),
-            None => PathBuf::from("/var/run/runsc"),
-        },
-        PathBuf::from,
-    );
+    let root = flag_value(&args[..sub], "root")
+        .map_or_else(|| default_root(xdg_runtime_dir), PathBuf::from);
     let pid_file = PathBuf::from(flag_value(&args[sub + 1..], "pid-file")?);
     let bundle =
         flag_value(&args[sub + 1..], "bundle").map_or_else(|| PathBuf::from("."), PathBuf::from);

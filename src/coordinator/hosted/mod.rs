@@ -42,8 +42,29 @@ pub struct SpawnConfig {
     pub sandbox: String,
     /// The podman binary.
     pub program: String,
+    /// runsc directly for the sessions' commands, when this host allows it (else `podman
+    /// exec`; see [`crate::runtime::runsc_exec`]).
+    pub direct: Option<crate::runtime::runsc_exec::RunscExec>,
     /// Host pids of the sandbox's and the sidecar's main processes, for the Domain panel.
     pub containers: domain_state::ContainerPids,
+}
+
+impl SpawnConfig {
+    /// The program and arguments that run a session's command: runsc directly while the
+    /// sandbox's conmon still runs, else `podman exec`.
+    fn session_command(
+        &self,
+        sandbox: &str,
+        req: &crate::runtime::sandbox::ExecRequest,
+    ) -> (String, Vec<String>) {
+        match &self.direct {
+            Some(d) if d.usable() => (d.program(), d.args(req)),
+            _ => (
+                self.program.clone(),
+                crate::runtime::sandbox::exec_args(sandbox, req),
+            ),
+        }
+    }
 }
 
 /// A connected client.
@@ -206,13 +227,14 @@ impl SessionHost {
                 term: Some("xterm-256color".into()),
                 env: crate::escalation::mailbox::session_env(&me.spawn.domain.id, &sid, &anchor),
             };
+            let (program, args) = me.spawn.session_command(&sandbox, &req);
             let spec = Spawn {
                 id: sid,
                 cli,
                 command,
                 started_by: label,
-                program: me.spawn.program.clone(),
-                args: crate::runtime::sandbox::exec_args(&sandbox, &req),
+                program,
+                args,
                 size,
                 scrollback: SCROLLBACK,
             };
