@@ -86,6 +86,7 @@ impl Launcher for EngineLauncher {
 
     fn open_link(
         &self,
+        rt: &tokio::runtime::Handle,
         target: &Target,
         label: &str,
         events: LinkEvents,
@@ -98,7 +99,7 @@ impl Launcher for EngineLauncher {
         };
         launch::join_or_start_with(&reg, |_| {
             let events = events.clone();
-            DomainLink::open(target.address.clone(), label, move |e| events(e))
+            DomainLink::open(rt, target.address.clone(), label, move |e| events(e))
         })
     }
 

@@ -1,10 +1,11 @@
 //! A long-lived client connection to one Domain's Session Coordinator, for a front end that
-//! shows several sessions at once (`lazaret tui`): one thread with its own event loop carries
-//! the connection; the front end sends it commands and receives [`LinkEvent`]s, and each
-//! attached session's output goes straight to the [`SessionSink`] registered for it (a pane's
-//! emulator), without passing through the front end's event loop. Sessions are attached for
-//! screen updates ([`Updates::Screen`]): a pane draws the coordinator's screen and fetches the
-//! history on demand, so it never parses the program's own bytes.
+//! shows several sessions at once (`lazaret tui`): a task on the front end's own event loop
+//! (a current-thread runtime) carries the connection, so a key goes from the front end to the
+//! socket, and a screen update from the socket to the pane, without waking another thread; the
+//! front end sends it commands and receives [`LinkEvent`]s, and each attached session's output
+//! goes straight to the [`SessionSink`] registered for it (a pane's emulator). Sessions are
+//! attached for screen updates ([`Updates::Screen`]): a pane draws the coordinator's screen and
+//! fetches the history on demand, so it never parses the program's own bytes.
 
 use super::connection::{connect, Connection, DomainAddress};
 use crate::open::JoinError;
@@ -98,38 +99,56 @@ enum Cmd {
     Close,
 }
 
-/// The front end's handle on the connection thread.
+/// The front end's handle on the connection's task.
 pub struct DomainLink {
     pub address: DomainAddress,
     tx: mpsc::UnboundedSender<Cmd>,
-    thread: std::sync::Mutex<Option<std::thread::JoinHandle<()>>>,
+    task: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
+/// How long [`DomainLink::open`] waits for the front end's event loop to connect.
+const CONNECT_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
 impl DomainLink {
-    /// Connects (blocking) and starts the connection thread; `events` receives what happens.
+    /// Connects on `rt` and keeps the connection there as a task; `events` receives what
+    /// happens. Blocks until connected, so it must be called from another thread than the one
+    /// driving `rt` (which must be running it meanwhile).
     pub fn open(
+        rt: &tokio::runtime::Handle,
         address: DomainAddress,
         label: &str,
-        events: impl Fn(LinkEvent) + Send + 'static,
+        events: impl Fn(LinkEvent) + Send + Sync + 'static,
     ) -> Result<DomainLink, JoinError> {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| JoinError::Failed(e.into()))?;
-        let conn = rt.block_on(connect(&address, label))?;
         let (tx, rx) = mpsc::unbounded_channel();
-        let thread = std::thread::Builder::new()
-            .name("domain-link".into())
-            .spawn(move || {
-                let reason = rt.block_on(run(conn, rx, &events));
-                events(LinkEvent::Gone(reason));
-            })
-            .map_err(|e| JoinError::Failed(e.into()))?;
-        Ok(DomainLink {
-            address,
-            tx,
-            thread: std::sync::Mutex::new(Some(thread)),
-        })
+        let (ready, connected) = std::sync::mpsc::channel();
+        let (at, label) = (address.clone(), label.to_owned());
+        let task = rt.spawn(async move {
+            match connect(&at, &label).await {
+                Ok(conn) => {
+                    let _ = ready.send(Ok(()));
+                    let reason = run(conn, rx, &events).await;
+                    events(LinkEvent::Gone(reason));
+                }
+                Err(e) => {
+                    let _ = ready.send(Err(e));
+                }
+            }
+        });
+        match connected.recv_timeout(CONNECT_WAIT) {
+            Ok(Ok(())) => Ok(DomainLink {
+                address,
+                tx,
+                task: std::sync::Mutex::new(Some(task)),
+            }),
+            Ok(Err(e)) => Err(e),
+            Err(_) => {
+                task.abort();
+                Err(JoinError::Failed(anyhow::anyhow!(
+                    "connecting to the coordinator: no answer within {} s",
+                    CONNECT_WAIT.as_secs()
+                )))
+            }
+        }
     }
 
     fn send(&self, cmd: Cmd) {
@@ -215,13 +234,17 @@ impl DomainLink {
         self.send(Cmd::Decide(request_id, decision));
     }
 
-    /// Closes the connection (every attached session is detached, and runs on) and waits
-    /// for the thread.
+    /// Closes the connection (every attached session is detached, and runs on); the task
+    /// ends once the close went out ([`DomainLink::closed`]).
     pub fn close(&self) {
         self.send(Cmd::Close);
-        let thread = self.thread.lock().ok().and_then(|mut t| t.take());
-        if let Some(t) = thread {
-            let _ = t.join();
+    }
+
+    /// Waits (on the front end's event loop) until the connection's task has ended.
+    pub async fn closed(&self) {
+        let task = self.task.lock().ok().and_then(|mut t| t.take());
+        if let Some(t) = task {
+            let _ = t.await;
         }
     }
 }

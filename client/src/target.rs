@@ -35,10 +35,12 @@ pub type LinkEvents = std::sync::Arc<dyn Fn(LinkEvent) + Send + Sync + 'static>;
 pub trait Launcher: Send + Sync {
     /// The Domain of the workspace around `dir` with `profile` (None: the default profile).
     fn resolve(&self, dir: &Path, profile: Option<&str>) -> anyhow::Result<Target>;
-    /// A link to the target's coordinator labelled `label`, starting the Domain when none
-    /// runs (blocking; may take a while on a first start).
+    /// A link to the target's coordinator labelled `label`, carried by a task on `rt`,
+    /// starting the Domain when none runs (blocking, so never on `rt`'s thread; may take a
+    /// while on a first start).
     fn open_link(
         &self,
+        rt: &tokio::runtime::Handle,
         target: &Target,
         label: &str,
         events: LinkEvents,

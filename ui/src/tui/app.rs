@@ -81,10 +81,11 @@ impl App {
         settings: Settings,
         events: AppSender,
         launcher: Arc<dyn Launcher>,
+        rt: tokio::runtime::Handle,
     ) -> App {
         let panels = settings.panels;
         App {
-            links: super::links::Links::new(events.clone(), launcher.clone()),
+            links: super::links::Links::new(events.clone(), launcher.clone(), rt),
             confirm_quit: false,
             detach_on_exit: false,
             picker: None,

@@ -108,11 +108,10 @@ impl App {
         owned: bool,
     ) -> anyhow::Result<()> {
         let plan = Arc::new(self.launcher.resolve(workspace, Some(profile))?);
-        let link = self.links.get_or_open(&plan)?;
         let mut pane = Pane::attach(
             id,
             plan,
-            link,
+            self.links.clone(),
             session,
             size,
             self.settings.scrollback,

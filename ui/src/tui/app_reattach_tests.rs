@@ -107,8 +107,9 @@ fn start_takes_only_this_workspace_and_counts_the_others_in_the_status_line() {
     let mut app = App::new(
         Arc::new(target("/w/here")),
         Settings::default(),
-        std::sync::mpsc::channel().0,
+        crate::tui::event::channel().0,
         launcher,
+        crate::tui::test_launcher::test_handle(),
     );
     assert_eq!(app.reattach(), 0, "no coordinator to attach to");
     let messages: Vec<&str> = app.messages.iter().map(String::as_str).collect();

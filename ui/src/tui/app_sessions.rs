@@ -200,8 +200,9 @@ impl App {
     }
 
     /// Ends or detaches every pane's session, as the developer chose; after ending, waits
-    /// (bounded) until each Domain left without sessions has been torn down.
-    pub fn shut_down(&mut self, events: &std::sync::mpsc::Receiver<AppEvent>) {
+    /// (bounded) until each Domain left without sessions has been torn down. Runs on the event
+    /// loop: the links' tasks carry the ends out meanwhile.
+    pub async fn shut_down(&mut self, events: &mut super::event::AppReceiver) {
         let detach = self.detach_on_exit;
         if detach {
             // The next TUI puts the sessions back into these tabs and splits.
@@ -240,14 +241,16 @@ impl App {
                     .values()
                     .any(|p| p.owned && p.session().is_some())
             {
-                if let Ok(ev) = events.recv_timeout(Duration::from_millis(20)) {
+                if let Ok(Some(ev)) =
+                    tokio::time::timeout(Duration::from_millis(20), events.recv()).await
+                {
                     if matches!(ev, AppEvent::Link { .. } | AppEvent::Ended { .. }) {
                         self.handle(ev);
                     }
                 }
             }
         }
-        self.links.close_all();
+        self.links.close_all().await;
         for (target, ended) in domains {
             self.launcher.wait_if_last(&target, &ended);
         }

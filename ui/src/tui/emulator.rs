@@ -170,7 +170,9 @@ pub(crate) fn put_cell(
         cell.fg = look.fg;
         cell.bg = look.bg;
         cell.modifier = look.modifier;
-        if cell.cell_width() != width.get() {
+        // A printable ASCII char is one column to ratatui too: no need to measure it.
+        let ascii = matches!(symbol, Symbol::Char(c) if c.is_ascii_graphic() || c == ' ');
+        if !(ascii && fits && !wide) && cell.cell_width() != width.get() {
             cell.set_diff_option(CellDiffOption::ForcedWidth(width));
         }
     }
@@ -189,7 +191,18 @@ pub(crate) fn clear_from(buf: &mut Buffer, area: Rect, col: u16, row: u16) {
         return;
     }
     for c in col..area.width {
-        if let Some(cell) = buf.cell_mut((area.x + c, area.y + row)) {
+        blank_at(buf, area, c, row);
+    }
+}
+
+/// Blanks one cell of `area` (a cell that is blank already is left alone: cheaper than a
+/// reset, and the common case in a frame that starts from a reset buffer).
+pub(crate) fn blank_at(buf: &mut Buffer, area: Rect, col: u16, row: u16) {
+    if col >= area.width || row >= area.height {
+        return;
+    }
+    if let Some(cell) = buf.cell_mut((area.x + col, area.y + row)) {
+        if *cell != ratatui::buffer::Cell::EMPTY {
             cell.reset();
         }
     }

@@ -16,8 +16,8 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier};
 
 use super::emulator::{
-    clear_from, indexed_color, join_rows, put_cell, reset_modes_bytes, Emulator, Look, Modes,
-    MouseMode, Symbol, ABORT_SEQUENCE, LEAVE_ALT_SCREEN,
+    blank_at, clear_from, indexed_color, join_rows, put_cell, reset_modes_bytes, Emulator, Look,
+    Modes, MouseMode, Symbol, ABORT_SEQUENCE, LEAVE_ALT_SCREEN,
 };
 
 /// Collects the terminal's answers for the pane's PTY.
@@ -150,6 +150,14 @@ fn look(cell: &Cell) -> Look {
     }
 }
 
+/// A space with no attributes and the default colours: what a reset frame cell shows.
+fn is_blank(cell: &Cell) -> bool {
+    cell.c == ' '
+        && cell.flags.is_empty()
+        && color(cell.fg) == Color::Reset
+        && color(cell.bg) == Color::Reset
+}
+
 /// Whether the cell is the right half of a wide char, or the blank alacritty leaves at the end
 /// of a line when a wide char wrapped: neither is drawn as its own symbol.
 fn is_spacer(cell: &Cell) -> bool {
@@ -229,7 +237,11 @@ impl Emulator for AlacrittyEmulator {
             let y = y as u16;
             let mut x = 0u16;
             for cell in cells.iter().take(usize::from(area.width)) {
-                if !is_spacer(cell) {
+                if is_blank(cell) {
+                    // Most of a screen: the frame's cell is blank already (ratatui starts each
+                    // frame from a reset buffer), nothing to write.
+                    blank_at(buf, area, x, y);
+                } else if !is_spacer(cell) {
                     let wide = cell.flags.contains(Flags::WIDE_CHAR);
                     let text: String;
                     let symbol = match cell.zerowidth() {

@@ -361,3 +361,26 @@ fn cells_ratatui_would_mismeasure_keep_the_emulator_width() {
         );
     }
 }
+
+#[test]
+fn blanks_clear_what_the_buffer_held_and_coloured_blanks_keep_their_colour() {
+    for (name, mut emu) in both(3, 10, 0) {
+        // Row 0: text then default blanks; row 1: a blank with a red background (erase with
+        // a colour); row 2: nothing.
+        emu.process(b"ab\r\n\x1b[41m \x1b[0m");
+        let area = Rect::new(0, 0, 10, 3);
+        let mut buf = Buffer::empty(area);
+        for y in 0..3 {
+            for x in 0..10 {
+                buf[(x, y)].set_char('X').set_bg(Color::Blue);
+            }
+        }
+        emu.draw(&mut buf, area, 0);
+        assert_eq!(row_text(&buf, 0, 0..10), "ab", "{name}");
+        assert_eq!(buf[(5, 0)], ratatui::buffer::Cell::EMPTY, "{name}");
+        assert_eq!(buf[(0, 1)].symbol(), " ", "{name}");
+        assert_eq!(buf[(0, 1)].bg, Color::Red, "{name}");
+        assert_eq!(buf[(1, 1)], ratatui::buffer::Cell::EMPTY, "{name}");
+        assert_eq!(buf[(9, 2)], ratatui::buffer::Cell::EMPTY, "{name}");
+    }
+}

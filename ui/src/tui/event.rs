@@ -1,4 +1,6 @@
-//! Everything the TUI's one loop reacts to, from any thread.
+//! Everything the TUI's one loop reacts to, from any thread: sent on an unbounded channel of
+//! the loop's runtime, so the links' tasks on that runtime hand their events over without
+//! waking another thread.
 
 use super::layout::PaneId;
 use lazaret_protocol::escalation::{Decision, EscalationPrompt};
@@ -33,4 +35,10 @@ pub enum AppEvent {
     Message(String),
 }
 
-pub type AppSender = mpsc::Sender<AppEvent>;
+pub type AppSender = tokio::sync::mpsc::UnboundedSender<AppEvent>;
+pub type AppReceiver = tokio::sync::mpsc::UnboundedReceiver<AppEvent>;
+
+/// The loop's channel.
+pub fn channel() -> (AppSender, AppReceiver) {
+    tokio::sync::mpsc::unbounded_channel()
+}

@@ -1,7 +1,9 @@
 //! The TUI's connections: one [`DomainLink`] per Domain it shows, opened on first use through
 //! the engine's [`Launcher`] (which starts the Domain's coordinator when none runs), each a
 //! control centre of its Domain (offered every session's escalation prompts, sent the Domain's
-//! state and denials). Their events become [`AppEvent::Link`]s.
+//! state and denials). Their events become [`AppEvent::Link`]s. Each link is a task on the
+//! TUI's event loop (`rt`); opening one blocks until connected, so it is done on a helper
+//! thread, never on the loop's.
 
 use super::event::{AppEvent, AppSender};
 use lazaret_client::link::DomainLink;
@@ -15,15 +17,21 @@ pub struct Links {
     opening: Mutex<()>,
     events: Mutex<AppSender>,
     launcher: Arc<dyn Launcher>,
+    rt: tokio::runtime::Handle,
 }
 
 impl Links {
-    pub fn new(events: AppSender, launcher: Arc<dyn Launcher>) -> Arc<Links> {
+    pub fn new(
+        events: AppSender,
+        launcher: Arc<dyn Launcher>,
+        rt: tokio::runtime::Handle,
+    ) -> Arc<Links> {
         Arc::new(Links {
             map: Mutex::new(HashMap::new()),
             opening: Mutex::new(()),
             events: Mutex::new(events),
             launcher,
+            rt,
         })
     }
 
@@ -32,7 +40,8 @@ impl Links {
         self.map.lock().ok()?.get(domain).cloned()
     }
 
-    /// The link of `target`'s Domain, opened (and the Domain started) when needed. Blocking.
+    /// The link of `target`'s Domain, opened (and the Domain started) when needed. Blocking:
+    /// never call it on the event loop's thread.
     pub fn get_or_open(&self, target: &Target) -> anyhow::Result<Arc<DomainLink>> {
         let domain = target.domain_id();
         let _one = self.opening.lock().unwrap_or_else(|p| p.into_inner());
@@ -46,6 +55,7 @@ impl Links {
             .clone();
         let for_events = domain.clone();
         let link = self.launcher.open_link(
+            &self.rt,
             target,
             "tui",
             std::sync::Arc::new(move |event| {
@@ -70,15 +80,19 @@ impl Links {
         }
     }
 
-    /// Closes every link: attached sessions are detached and run on.
-    pub fn close_all(&self) {
+    /// Closes every link (attached sessions are detached and run on) and waits, on the event
+    /// loop, until each has said goodbye (bounded).
+    pub async fn close_all(&self) {
         let links: Vec<Arc<DomainLink>> = self
             .map
             .lock()
             .map(|mut m| m.drain().map(|(_, l)| l).collect())
             .unwrap_or_default();
-        for l in links {
+        for l in &links {
             l.close();
+        }
+        for l in &links {
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(5), l.closed()).await;
         }
     }
 }

@@ -11,6 +11,7 @@ pub mod emulator_alacritty;
 pub mod emulator_vt100;
 pub mod escalation_panel;
 pub mod event;
+pub mod frame_writer;
 pub mod input;
 pub mod keymap;
 pub mod layout;

@@ -125,23 +125,43 @@ impl Pane {
         }
     }
 
-    /// A pane attached to a running session (re-attach, session picker).
+    /// A pane attached to a running session (re-attach, session picker). When the Domain's
+    /// link is not open yet, it is opened in the background (as for [`Pane::start`]); a
+    /// failure ends the pane ([`AppEvent::Ended`]).
     pub fn attach(
         id: PaneId,
         plan: Arc<Target>,
-        link: Arc<DomainLink>,
+        links: Arc<Links>,
         session: SessionId,
         (rows, cols): (u16, u16),
         scrollback: usize,
         events: AppSender,
     ) -> Pane {
-        let shared = Arc::new(PaneShared::new((rows, cols), 0, Some(events)));
+        let shared = Arc::new(PaneShared::new((rows, cols), 0, Some(events.clone())));
         let sink: Arc<dyn SessionSink> = Arc::new(Sink(shared.clone()));
-        link.attach(session.clone(), (rows.max(1), cols.max(1)), 0, sink);
         let status = PaneStatus::Running {
             session: session.as_str().to_owned(),
         };
-        *lock(&shared.target) = Some((link, session));
+        let to = shared.clone();
+        let attach = move |link: Arc<DomainLink>| {
+            link.attach(session.clone(), (rows.max(1), cols.max(1)), 0, sink);
+            *lock(&to.target) = Some((link, session));
+        };
+        match links.get(&plan.domain_id()) {
+            Some(link) => attach(link),
+            None => {
+                let for_thread = plan.clone();
+                std::thread::spawn(move || match links.get_or_open(&for_thread) {
+                    Ok(link) => attach(link),
+                    Err(e) => {
+                        let _ = events.send(AppEvent::Ended {
+                            pane: id,
+                            result: Err(format!("{e:#}")),
+                        });
+                    }
+                });
+            }
+        }
         Pane {
             id,
             plan: Some(plan),

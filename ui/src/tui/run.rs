@@ -1,11 +1,13 @@
-//! The TUI's loop: one thread reads the host terminal, pane readers and pollers send events,
-//! and this loop applies them and renders — a frame at once when frames are rare, at most one
+//! The TUI's loop: one thread reads the host terminal; this loop's thread runs the links to the
+//! coordinators (tasks on its runtime, feeding the panes' emulators) and applies every event and
+//! renders — a frame at once when frames are rare, at most one
 //! per [`lazaret_client::pacer::FRAME`] under a flood ([`Pacer`]), each pane's output coalesced into
 //! that frame, so a flood in one pane never delays keys or other panes.
 
 use super::app::App;
 use super::draw;
-use super::event::AppEvent;
+use super::event::{AppEvent, AppReceiver};
+use super::frame_writer::{Commit, FrameWriter};
 use super::screen::Screen;
 use super::settings::Settings;
 use anyhow::Context;
@@ -14,9 +16,10 @@ use lazaret_client::target::Launcher;
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 use std::io::Write;
-use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::Instant;
+
+type Backend = CrosstermBackend<FrameWriter<std::io::Stdout>>;
 
 /// What `lazaret tui` was asked for.
 #[derive(Clone, Debug, Default)]
@@ -44,10 +47,16 @@ pub fn run(launcher: Arc<dyn Launcher>, opts: &TuiOptions) -> anyhow::Result<i32
         target.command = opts.command.clone();
     }
     let plan = Arc::new(target);
-    let (tx, rx) = mpsc::channel();
+    // One thread runs the UI and every link to a coordinator: a key goes from the UI to the
+    // socket, and an update from the socket to the screen, without waking another thread.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the TUI's event loop")?;
+    let (tx, mut rx) = super::event::channel();
     let screen = Screen::enter(tx.clone())?;
-    let mut terminal =
-        Terminal::new(CrosstermBackend::new(std::io::stdout())).context("starting the TUI")?;
+    let (writer, commit) = FrameWriter::new(std::io::stdout());
+    let mut terminal = Terminal::new(CrosstermBackend::new(writer)).context("starting the TUI")?;
     let input = tx.clone();
     std::thread::spawn(move || {
         while let Ok(ev) = crossterm::event::read() {
@@ -58,7 +67,7 @@ pub fn run(launcher: Arc<dyn Launcher>, opts: &TuiOptions) -> anyhow::Result<i32
         // The terminal cannot be read any more (it went away): detach.
         let _ = input.send(AppEvent::Detach);
     });
-    let mut app = App::new(plan, settings, tx.clone(), launcher);
+    let mut app = App::new(plan, settings, tx.clone(), launcher, rt.handle().clone());
     let full = terminal.size().context("reading the terminal size")?;
     draw::layout_panes(&mut app, full.into());
     // The sessions this TUI had are shown again; a new one starts when there were none.
@@ -74,7 +83,7 @@ pub fn run(launcher: Arc<dyn Launcher>, opts: &TuiOptions) -> anyhow::Result<i32
         },
         || {},
     )?;
-    let result = event_loop(&mut app, &mut terminal, &rx);
+    let result = rt.block_on(event_loop(&mut app, &mut terminal, &commit, &mut rx));
     drop(signals);
     // Drawing failed (the terminal went away before its SIGHUP arrived, or any other error):
     // only quitting with "end" ends the sessions.
@@ -86,8 +95,8 @@ pub fn run(launcher: Arc<dyn Launcher>, opts: &TuiOptions) -> anyhow::Result<i32
     } else {
         "ending the sessions…".into()
     });
-    let _ = render(&mut app, &mut terminal);
-    app.shut_down(&rx);
+    let _ = render(&mut app, &mut terminal, &commit);
+    rt.block_on(app.shut_down(&mut rx));
     drop(terminal);
     drop(screen);
     if app.detach_on_exit {
@@ -99,30 +108,36 @@ pub fn run(launcher: Arc<dyn Launcher>, opts: &TuiOptions) -> anyhow::Result<i32
     result.map(|_| 0)
 }
 
-fn render(
-    app: &mut App,
-    terminal: &mut Terminal<CrosstermBackend<std::io::Stdout>>,
-) -> anyhow::Result<()> {
+fn render(app: &mut App, terminal: &mut Terminal<Backend>, commit: &Commit) -> anyhow::Result<()> {
     let full = terminal.size().context("reading the terminal size")?;
     draw::layout_panes(app, full.into());
     app.follow_focus();
     for p in app.panes.values() {
         p.take_dirty();
     }
-    let mut out = std::io::stdout();
-    // One synchronized update per frame: no tearing in terminals that support it.
-    let _ = crossterm::execute!(out, crossterm::terminal::BeginSynchronizedUpdate);
-    let drawn = terminal.draw(|f| draw::draw(f, app));
-    let _ = crossterm::execute!(out, crossterm::terminal::EndSynchronizedUpdate);
-    let _ = out.flush();
+    // One synchronized update per frame (no tearing in terminals that support it), written
+    // in one piece.
+    let _ = crossterm::queue!(
+        terminal.backend_mut(),
+        crossterm::terminal::BeginSynchronizedUpdate
+    );
+    let drawn = terminal.draw(|f| draw::draw(f, app)).map(|_| ());
+    let _ = crossterm::queue!(
+        terminal.backend_mut(),
+        crossterm::terminal::EndSynchronizedUpdate
+    );
+    commit.arm();
+    let committed = terminal.backend_mut().flush();
     drawn.context("drawing the TUI")?;
+    committed.context("writing to the terminal")?;
     Ok(())
 }
 
-fn event_loop(
+async fn event_loop(
     app: &mut App,
-    terminal: &mut Terminal<CrosstermBackend<std::io::Stdout>>,
-    rx: &mpsc::Receiver<AppEvent>,
+    terminal: &mut Terminal<Backend>,
+    commit: &Commit,
+    rx: &mut AppReceiver,
 ) -> anyhow::Result<()> {
     let mut pacer = Pacer::new(Instant::now());
     loop {
@@ -133,22 +148,22 @@ fn event_loop(
                 if wait.is_zero() {
                     break;
                 }
-                match rx.recv_timeout(wait) {
-                    Ok(ev) => app.handle(ev),
-                    Err(RecvTimeoutError::Timeout) => break,
-                    Err(RecvTimeoutError::Disconnected) => return Ok(()),
+                match tokio::time::timeout(wait, rx.recv()).await {
+                    Ok(Some(ev)) => app.handle(ev),
+                    Err(_) => break,
+                    Ok(None) => return Ok(()),
                 }
             }
-            render(app, terminal)?;
+            render(app, terminal, commit)?;
             app.needs_render = false;
             pacer.drew(Instant::now());
         }
         if app.quit {
             return Ok(());
         }
-        match rx.recv() {
-            Ok(ev) => app.handle(ev),
-            Err(_) => return Ok(()),
+        match rx.recv().await {
+            Some(ev) => app.handle(ev),
+            None => return Ok(()),
         }
         while let Ok(ev) = rx.try_recv() {
             app.handle(ev);

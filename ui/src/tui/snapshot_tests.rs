@@ -51,8 +51,9 @@ fn app() -> App {
     App::new(
         plan(),
         Settings::default(),
-        std::sync::mpsc::channel().0,
+        super::event::channel().0,
         Arc::new(NoEngine { root: None }),
+        super::test_launcher::test_handle(),
     )
 }
 

@@ -15,6 +15,7 @@ impl Launcher for NoEngine {
     }
     fn open_link(
         &self,
+        _: &tokio::runtime::Handle,
         _: &Target,
         _: &str,
         _: LinkEvents,
@@ -27,5 +28,20 @@ impl Launcher for NoEngine {
             Some(root) => Ok(root.clone()),
             None => anyhow::bail!("no engine in this test"),
         }
+    }
+}
+
+/// A runtime handle for tests whose links are never opened (an [`App`](super::app::App)
+/// needs one).
+pub fn test_handle() -> tokio::runtime::Handle {
+    static RT: std::sync::OnceLock<Option<tokio::runtime::Runtime>> = std::sync::OnceLock::new();
+    match RT.get_or_init(|| {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .ok()
+    }) {
+        Some(rt) => rt.handle().clone(),
+        None => panic!("a test runtime could not be built"),
     }
 }
