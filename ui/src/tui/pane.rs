@@ -1,8 +1,8 @@
 //! A pane: an attachment to one coordinator-owned session (issue #14) and the emulator its
 //! output is parsed into. The session's process and terminal live in the Session Coordinator:
-//! closing the TUI, or losing its terminal, only detaches. The link's thread parses output
-//! into the emulator (at most one chunk per hold of its lock) and marks the pane dirty; the UI
-//! thread draws from the emulator and sends input through the link.
+//! closing the TUI, or losing its terminal, only detaches. The link's task (on the TUI's event
+//! loop) parses the coordinator's screen updates into the emulator and marks the pane dirty; the
+//! loop draws from the emulator and sends input through the link.
 
 use super::emulator::{new_emulator, Emulator};
 use super::event::{AppEvent, AppSender};
@@ -22,7 +22,7 @@ pub enum PaneStatus {
     Failed(String),
 }
 
-/// What the pane's link thread and the UI share.
+/// What the pane's link and the UI share.
 pub struct PaneShared {
     emulator: Mutex<Box<dyn Emulator>>,
     /// The session this pane is attached to, and its link.
