@@ -552,3 +552,70 @@ fn a_coordinator_owned_session_is_run_by_runsc_itself_on_the_coordinators_termin
     );
     assert_traces_conform(&ws);
 }
+
+/// The session's entry in `lazaret ps --json`, once `pred` holds (waits up to 30 s).
+fn wait_activity(
+    ws: &TestWorkspace,
+    what: &str,
+    pred: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    wait_for(Duration::from_secs(30), || {
+        let s = sessions(ws);
+        s.first().filter(|s| pred(s)).cloned()
+    })
+    .unwrap_or_else(|| panic!("waiting for {what}; sessions: {:#?}", sessions(ws)))
+}
+
+#[test]
+fn ps_shows_what_the_host_observed_of_a_sessions_activity() {
+    let dev = Dev::get();
+    let ws = dev.workspace("activity");
+    let dir = ws.path.display().to_string();
+    let tmux = Tmux::start(&dev, "activity", "t", &dir, 100, 30);
+    start_detachable(&tmux, "t", &ws);
+    let listed = wait_activity(&ws, "working", |s| s["activity"] == "working");
+    assert!(
+        listed["last_output_unix_ms"].as_u64().unwrap_or(0) > 0,
+        "{listed:#}"
+    );
+
+    // Quiet for the threshold: idle.
+    let listed = wait_activity(&ws, "idle", |s| s["activity"] == "idle");
+    assert!(listed.get("attention").is_none(), "{listed:#}");
+
+    // A bell after the last key: attention, "bell".
+    tmux.type_line("t", "sleep 1; printf '\\a'");
+    let listed = wait_activity(&ws, "the bell", |s| s["activity"] == "attention");
+    assert_eq!(listed["attention"], "bell", "{listed:#}");
+
+    // A key is the developer looking: cleared.
+    tmux.type_line("t", "true");
+    wait_activity(&ws, "the bell cleared", |s| s["activity"] != "attention");
+
+    // A desktop notification (OSC 9) with a bidi override in its text: kept escaped.
+    tmux.type_line(
+        "t",
+        "sleep 1; printf '\\033]9;done \\342\\200\\256evil\\007'",
+    );
+    let listed = wait_activity(&ws, "the notification", |s| s["activity"] == "attention");
+    assert_eq!(
+        listed["attention"], "notification: done \\u{202e}evil",
+        "{listed:#}"
+    );
+    let out = ws
+        .dev
+        .command(lazaret_bin().to_str().expect("utf-8 path"))
+        .arg("ps")
+        .output()
+        .expect("lazaret ps");
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("needs you: notification: done \\u{202e}evil"),
+        "{table}"
+    );
+    assert!(!table.contains('\u{202e}'), "{table}");
+
+    tmux.type_line("t", "exit 0");
+    tmux.wait_screen("t", "the CLI's exit", |s| s.contains("cli-rc=0"));
+    assert_torn_down(&ws);
+}

@@ -28,6 +28,15 @@ pub struct SessionStatus {
     /// Where the client that last showed it put it (opaque; a TUI's tab and split).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub layout_hint: String,
+    /// When a coordinator-owned session last printed (Unix ms; 0: not yet), as the coordinator
+    /// observed it; refreshed at most once a second while output flows.
+    #[serde(default)]
+    pub last_output_unix_ms: u64,
+    /// Why the session's program called for the developer since a client last looked at it —
+    /// `bell`, or `notification: TEXT` with the program's text escaped and capped; empty:
+    /// nothing.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub attention: String,
 }
 
 fn yes() -> bool {
@@ -93,6 +102,8 @@ mod tests {
             started_by: "tui".into(),
             running: true,
             layout_hint: String::new(),
+            last_output_unix_ms: 0,
+            attention: String::new(),
         };
         let mut status = DomainStatus {
             domain_id: "d".into(),

@@ -170,6 +170,8 @@ mod tests {
                     started_by: "run".into(),
                     running: true,
                     layout_hint: String::new(),
+                    last_output_unix_ms: 0,
+                    attention: String::new(),
                 })
                 .collect(),
             failures: vec![],

@@ -1,6 +1,7 @@
 //! `lazaret ps`: the running Domains and their Client Sessions.
 
-use crate::coordinator::status::DomainStatus;
+use crate::coordinator::activity::Activity;
+use crate::coordinator::status::{DomainStatus, SessionStatus};
 use crate::domain::layout::Layout;
 use clap::Args;
 
@@ -13,7 +14,10 @@ pub struct PsArgs {
     /// sandbox, failures, sessions[{session_id, client_cli_id, command, started_unix_ms, hosted,
     /// attached, started_by, running}]). `hosted`: owned by the coordinator (attachable with
     /// `lazaret attach`); `attached`: labels of the clients attached now (empty: detached);
-    /// `running`: the session's process still runs. Schema: docs/coordinator.md.
+    /// `running`: the session's process still runs; `activity` (coordinator-owned sessions,
+    /// as the host observed them): `working`, `idle`, `attention` (then `attention` says why:
+    /// `bell` or `notification: TEXT`, escaped) or `ending`, with `last_output_unix_ms`.
+    /// Schema: docs/coordinator.md.
     #[arg(long)]
     pub json: bool,
 }
@@ -48,10 +52,37 @@ macro_rules! outln {
     }};
 }
 
+fn activity_of(s: &SessionStatus, now_ms: u64) -> Activity {
+    Activity::of(s.running, &s.attention, s.last_output_unix_ms, now_ms)
+}
+
+/// The activity for the table. The coordinator escaped the reason; should a status file hold
+/// anything a terminal would act on all the same, it is escaped here.
+fn shown(a: &Activity) -> String {
+    use crate::terminal::escape::{is_escaped, visible};
+    match a {
+        Activity::Attention(why) if why.chars().any(is_escaped) => {
+            format!("needs you: {}", visible(why))
+        }
+        Activity::Attention(why) => format!("needs you: {why}"),
+        other => other.word().to_owned(),
+    }
+}
+
 pub fn execute(layout: &Layout, args: PsArgs) -> anyhow::Result<i32> {
     let domains = running(layout)?;
+    let now = crate::coordinator::status::now_unix_ms();
     if args.json {
-        outln!("{}", serde_json::to_string_pretty(&domains)?);
+        let mut json = serde_json::to_value(&domains)?;
+        for (d, status) in json.as_array_mut().into_iter().flatten().zip(&domains) {
+            let sessions = d.get_mut("sessions").and_then(|s| s.as_array_mut());
+            for (s, st) in sessions.into_iter().flatten().zip(&status.sessions) {
+                if let (Some(s), true) = (s.as_object_mut(), st.hosted) {
+                    s.insert("activity".into(), activity_of(st, now).word().into());
+                }
+            }
+        }
+        outln!("{}", serde_json::to_string_pretty(&json)?);
         return Ok(0);
     }
     if domains.is_empty() {
@@ -73,9 +104,17 @@ pub fn execute(layout: &Layout, args: PsArgs) -> anyhow::Result<i32> {
             } else if !s.hosted {
                 "running on its `lazaret run` terminal".to_owned()
             } else if s.attached.is_empty() {
-                format!("running, detached (started by {})", s.started_by)
+                format!(
+                    "running, detached (started by {}); {}",
+                    s.started_by,
+                    shown(&activity_of(s, now))
+                )
             } else {
-                format!("running, attached: {}", s.attached.join(", "))
+                format!(
+                    "running, attached: {}; {}",
+                    s.attached.join(", "),
+                    shown(&activity_of(s, now))
+                )
             };
             outln!(
                 "    session {}  {}  [{}]",

@@ -15,6 +15,17 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use tokio::sync::{watch, Notify};
 
+/// What the status shows of a coordinator-owned session (see [`Engine::set_hosted`]).
+#[derive(Debug, Clone, Default)]
+pub struct HostedStatus {
+    pub started_by: String,
+    pub attached: Vec<String>,
+    pub running: bool,
+    pub layout_hint: String,
+    pub last_output_unix_ms: u64,
+    pub attention: String,
+}
+
 /// What a Domain's engine serves; fixed for the coordinator's life.
 #[derive(Clone, Debug)]
 pub struct EngineConfig {
@@ -190,6 +201,8 @@ impl Engine {
                 // Its `lazaret run` starts the process now and leaves when it ends.
                 running: true,
                 layout_hint: String::new(),
+                last_output_unix_ms: 0,
+                attention: String::new(),
             });
         }
         let (prompt_tx, prompts) = routing::channel();
@@ -266,15 +279,16 @@ impl Engine {
         stopping
     }
 
-    /// A coordinator-owned session's clients changed: `lazaret ps` shows them.
-    pub fn set_hosted(
-        &self,
-        session: &SessionId,
-        started_by: &str,
-        attached: Vec<String>,
-        running: bool,
-        layout_hint: String,
-    ) {
+    /// A coordinator-owned session's clients or activity changed: `lazaret ps` shows them.
+    pub fn set_hosted(&self, session: &SessionId, hosted: HostedStatus) {
+        let HostedStatus {
+            started_by,
+            attached,
+            running,
+            layout_hint,
+            last_output_unix_ms,
+            attention,
+        } = hosted;
         if let Ok(mut st) = self.status.lock() {
             if let Some(s) = st
                 .sessions
@@ -282,10 +296,12 @@ impl Engine {
                 .find(|s| s.session_id == session.as_str())
             {
                 s.hosted = true;
-                s.started_by = started_by.to_owned();
+                s.started_by = started_by;
                 s.attached = attached;
                 s.running = running;
                 s.layout_hint = layout_hint;
+                s.last_output_unix_ms = last_output_unix_ms;
+                s.attention = attention;
             }
         }
         self.publish_status();

@@ -4,6 +4,7 @@
 //! `server` are the detached process that carries its effects out; `launch` and `client` are
 //! the CLI's side (join a running coordinator, or become the startup leader and start one).
 
+pub mod activity;
 pub mod client;
 mod client_conn;
 pub mod core;

@@ -239,7 +239,16 @@ impl SessionHost {
                 scrollback: SCROLLBACK,
             };
             let host = me.clone();
-            HostedSession::spawn(spec, Box::new(move |s| host.ended(s)))
+            let on_activity = Arc::downgrade(&me);
+            HostedSession::spawn(
+                spec,
+                Box::new(move |s| host.ended(s)),
+                Box::new(move |s| {
+                    if let Some(host) = on_activity.upgrade() {
+                        host.publish(s);
+                    }
+                }),
+            )
         })
         .await;
         let session = match spawned {
@@ -350,6 +359,9 @@ impl SessionHost {
         let session = lock(&self.sessions).get(&sid).cloned();
         if let Some(s) = session {
             s.input(key, bytes);
+            if s.looked() {
+                self.publish(&s);
+            }
         }
     }
 
@@ -481,12 +493,17 @@ impl SessionHost {
     /// Tells `lazaret ps` (the status file) who is attached.
     fn publish(&self, s: &HostedSession) {
         let info = s.info();
+        let (last_output_unix_ms, attention) = s.activity();
         self.engine.set_hosted(
             &s.id,
-            &s.started_by,
-            info.attached,
-            info.running,
-            info.layout_hint,
+            crate::coordinator::engine::HostedStatus {
+                started_by: s.started_by.clone(),
+                attached: info.attached,
+                running: info.running,
+                layout_hint: info.layout_hint,
+                last_output_unix_ms,
+                attention,
+            },
         );
     }
 

@@ -32,6 +32,8 @@ struct State {
     exit: Option<Exit>,
     /// A client's opaque hint where it showed the session (`set_layout_hint`).
     layout_hint: String,
+    /// What the host observed of the session's activity (issue #15).
+    activity: crate::coordinator::activity::Tracker,
 }
 
 pub struct HostedSession {
@@ -63,6 +65,9 @@ fn lock<T: ?Sized>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// Runs once a session's process has ended.
 pub type OnExit = Box<dyn FnOnce(&Arc<HostedSession>) + Send>;
 
+/// Runs when what the status shows of the session's activity changed.
+pub type OnActivity = Box<dyn Fn(&Arc<HostedSession>) + Send>;
+
 /// What to run for a new session.
 pub struct Spawn {
     pub id: SessionId,
@@ -78,7 +83,11 @@ pub struct Spawn {
 
 impl HostedSession {
     /// Starts the session's process; `on_exit` runs on the reader thread once it has ended.
-    pub fn spawn(spec: Spawn, on_exit: OnExit) -> anyhow::Result<Arc<HostedSession>> {
+    pub fn spawn(
+        spec: Spawn,
+        on_exit: OnExit,
+        on_activity: OnActivity,
+    ) -> anyhow::Result<Arc<HostedSession>> {
         let (rows, cols) = (spec.size.0.max(1), spec.size.1.max(1));
         let crate::terminal::pty::PtyChild {
             mut child,
@@ -101,6 +110,7 @@ impl HostedSession {
                 attachments: Vec::new(),
                 exit: None,
                 layout_hint: String::new(),
+                activity: Default::default(),
             }),
             writer: Mutex::new(Some(writer)),
             master: Mutex::new(Some(master)),
@@ -112,7 +122,7 @@ impl HostedSession {
         std::thread::Builder::new()
             .name("session-pty".into())
             .spawn(move || {
-                me.pump(reader);
+                me.pump(reader, &on_activity);
                 let status = child
                     .wait()
                     .ok()
@@ -128,7 +138,7 @@ impl HostedSession {
     }
 
     /// Parses and forwards output until the PTY closes.
-    fn pump(self: &Arc<Self>, mut reader: Box<dyn Read + Send>) {
+    fn pump(self: &Arc<Self>, mut reader: Box<dyn Read + Send>, on_activity: &OnActivity) {
         let mut buf = vec![0u8; CHUNK];
         loop {
             let n = match reader.read(&mut buf) {
@@ -141,13 +151,34 @@ impl HostedSession {
             if !replies.is_empty() {
                 self.write(&replies);
             }
+            let news = st.activity.scan(&buf[..n], std::time::Instant::now());
             let State {
                 screen,
                 attachments,
                 ..
             } = &mut *st;
             attachments.retain(|a| a.send_output(&buf[..n], self, screen));
+            drop(st);
+            if news {
+                on_activity(self);
+            }
         }
+    }
+
+    /// When the session last printed (Unix ms, 0: not yet) and why it wants attention (empty:
+    /// it does not), for the status.
+    pub fn activity(&self) -> (u64, String) {
+        let st = lock(&self.state);
+        let last = st.activity.last_output().map_or(0, |at| {
+            let ago = u64::try_from(at.elapsed().as_millis()).unwrap_or(u64::MAX);
+            crate::coordinator::status::now_unix_ms().saturating_sub(ago)
+        });
+        (last, st.activity.attention().unwrap_or_default().to_owned())
+    }
+
+    /// A client looked at the session (typed into it); true when that cleared an attention.
+    pub fn looked(&self) -> bool {
+        lock(&self.state).activity.looked()
     }
 
     /// The process ended: nothing can be written to it any more; attached clients are told.
@@ -189,6 +220,11 @@ impl HostedSession {
             return false;
         }
         st.attachments.retain(|x| x.viewer != a.viewer);
+        // A terminal attached to this one session shows it: the developer looked. (A control
+        // centre attaches every session it has a pane for; it says which one is looked at.)
+        if a.label != "tui" {
+            st.activity.looked();
+        }
         self.apply_size(&mut st, a.size, a.viewer);
         let (rows, cols) = st.screen.size();
         a.tell(CoordinatorMessage::Attached {

@@ -12,6 +12,8 @@ fn session(id: &str, started_by: &str, attached: &[&str], started: u64) -> Sessi
         started_by: started_by.into(),
         running: true,
         layout_hint: format!("hint-{id}"),
+        last_output_unix_ms: 0,
+        attention: String::new(),
     }
 }
 
