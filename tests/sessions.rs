@@ -342,6 +342,11 @@ fn an_escalation_of_a_detached_session_waits_and_is_decided_by_a_client_that_att
         !tmux.screen("a").contains(PROMPT),
         "offered to a detached terminal"
     );
+    // `lazaret ps` says the session waits for the developer (issue #15).
+    let listed = wait_activity(&ws, "the escalation listed", |s| {
+        s["activity"] == "escalation"
+    });
+    assert_eq!(listed["pending_escalations"], 1, "{listed:#}");
 
     tmux.add("b", &dir, 120, 40);
     attach(&tmux, "b", &ws, &id[..12]);
@@ -352,6 +357,10 @@ fn an_escalation_of_a_detached_session_waits_and_is_decided_by_a_client_that_att
     let s = tmux.wait_screen("b", "the result in the sandbox", |s| s.contains("rc=0"));
     assert!(s.contains("\nhost-said-42"), "{s}");
     assert_eq!(marker_lines(&ws), 1);
+    let listed = wait_activity(&ws, "the decision listed", |s| {
+        s["activity"] != "escalation"
+    });
+    assert_eq!(listed["pending_escalations"], 0, "{listed:#}");
 
     tmux.type_line("b", "exit");
     tmux.wait_screen("b", "attach's exit", |s| s.contains("cli-rc=0"));

@@ -37,6 +37,9 @@ pub struct SessionStatus {
     /// nothing.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub attention: String,
+    /// Host Escalation requests of a coordinator-owned session waiting for the developer.
+    #[serde(default)]
+    pub pending_escalations: u32,
 }
 
 fn yes() -> bool {
@@ -104,6 +107,7 @@ mod tests {
             layout_hint: String::new(),
             last_output_unix_ms: 0,
             attention: String::new(),
+            pending_escalations: 0,
         };
         let mut status = DomainStatus {
             domain_id: "d".into(),

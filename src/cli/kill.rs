@@ -172,6 +172,7 @@ mod tests {
                     layout_hint: String::new(),
                     last_output_unix_ms: 0,
                     attention: String::new(),
+                    pending_escalations: 0,
                 })
                 .collect(),
             failures: vec![],

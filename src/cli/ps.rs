@@ -15,8 +15,9 @@ pub struct PsArgs {
     /// attached, started_by, running}]). `hosted`: owned by the coordinator (attachable with
     /// `lazaret attach`); `attached`: labels of the clients attached now (empty: detached);
     /// `running`: the session's process still runs; `activity` (coordinator-owned sessions,
-    /// as the host observed them): `working`, `idle`, `attention` (then `attention` says why:
-    /// `bell` or `notification: TEXT`, escaped) or `ending`, with `last_output_unix_ms`.
+    /// as the host observed them): `escalation` (`pending_escalations` requests wait),
+    /// `attention` (then `attention` says why: `bell` or `notification: TEXT`, escaped),
+    /// `working`, `idle` or `ending`, with `last_output_unix_ms`.
     /// Schema: docs/coordinator.md.
     #[arg(long)]
     pub json: bool,
@@ -53,7 +54,7 @@ macro_rules! outln {
 }
 
 fn activity_of(s: &SessionStatus, now_ms: u64) -> Activity {
-    Activity::of(s.running, &s.attention, s.last_output_unix_ms, now_ms)
+    Activity::of(s, now_ms)
 }
 
 /// The activity for the table. The coordinator escaped the reason; should a status file hold
@@ -65,6 +66,7 @@ fn shown(a: &Activity) -> String {
             format!("needs you: {}", visible(why))
         }
         Activity::Attention(why) => format!("needs you: {why}"),
+        Activity::Escalation(n) => format!("{n} escalation(s) waiting: lazaret attach to decide"),
         other => other.word().to_owned(),
     }
 }

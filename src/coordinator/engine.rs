@@ -24,6 +24,7 @@ pub struct HostedStatus {
     pub layout_hint: String,
     pub last_output_unix_ms: u64,
     pub attention: String,
+    pub pending_escalations: u32,
 }
 
 /// What a Domain's engine serves; fixed for the coordinator's life.
@@ -203,6 +204,7 @@ impl Engine {
                 layout_hint: String::new(),
                 last_output_unix_ms: 0,
                 attention: String::new(),
+                pending_escalations: 0,
             });
         }
         let (prompt_tx, prompts) = routing::channel();
@@ -288,6 +290,7 @@ impl Engine {
             layout_hint,
             last_output_unix_ms,
             attention,
+            pending_escalations,
         } = hosted;
         if let Ok(mut st) = self.status.lock() {
             if let Some(s) = st
@@ -302,6 +305,7 @@ impl Engine {
                 s.layout_hint = layout_hint;
                 s.last_output_unix_ms = last_output_unix_ms;
                 s.attention = attention;
+                s.pending_escalations = pending_escalations;
             }
         }
         self.publish_status();

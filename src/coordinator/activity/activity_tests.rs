@@ -1,17 +1,34 @@
 use super::*;
 
+fn status(running: bool, pending: u32, attention: &str, last: u64) -> SessionStatus {
+    SessionStatus {
+        session_id: "s".into(),
+        client_cli_id: "c".into(),
+        command: vec![],
+        started_unix_ms: 1,
+        hosted: true,
+        attached: vec![],
+        started_by: "run".into(),
+        running,
+        layout_hint: String::new(),
+        last_output_unix_ms: last,
+        attention: attention.into(),
+        pending_escalations: pending,
+    }
+}
+
 #[test]
 fn the_activity_word_follows_the_status_fields_in_order_of_need() {
     let now = 100_000;
-    assert_eq!(Activity::of(false, "bell", now, now), Activity::Ending);
-    assert_eq!(
-        Activity::of(true, "bell", now, now),
-        Activity::Attention("bell".into())
-    );
-    assert_eq!(Activity::of(true, "", now - 4_999, now), Activity::Working);
-    assert_eq!(Activity::of(true, "", now - 5_000, now), Activity::Idle);
-    assert_eq!(Activity::of(true, "", 0, now), Activity::Idle);
+    let of = |r, p, a, l| Activity::of(&status(r, p, a, l), now);
+    assert_eq!(of(false, 1, "bell", now), Activity::Ending);
+    assert_eq!(of(true, 2, "bell", now), Activity::Escalation(2));
+    assert_eq!(of(true, 0, "bell", now), Activity::Attention("bell".into()));
+    assert_eq!(of(true, 0, "", now - 4_999), Activity::Working);
+    assert_eq!(of(true, 0, "", now - 5_000), Activity::Idle);
+    assert_eq!(of(true, 0, "", 0), Activity::Idle);
     assert_eq!(Activity::Attention("x".into()).word(), "attention");
+    assert_eq!(Activity::Escalation(1).word(), "escalation");
 }
 
 #[test]

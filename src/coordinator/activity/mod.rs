@@ -6,6 +6,7 @@
 
 pub mod notices;
 
+use lazaret_protocol::status::SessionStatus;
 use notices::{Notice, NoticeScanner};
 use std::time::{Duration, Instant};
 
@@ -21,6 +22,8 @@ pub const OUTPUT_EVERY: Duration = Duration::from_secs(1);
 pub enum Activity {
     /// A client ended it; its processes are being hung up.
     Ending,
+    /// This many of its Host Escalation requests wait for the developer.
+    Escalation(u32),
     /// The program rang the bell or sent a notification (its text, escaped) since a client
     /// last looked.
     Attention(String),
@@ -31,10 +34,15 @@ pub enum Activity {
 }
 
 impl Activity {
-    /// The activity of a session from what its status says, at `now_ms` (Unix ms).
-    pub fn of(running: bool, attention: &str, last_output_ms: u64, now_ms: u64) -> Activity {
+    /// The activity of a session from what its status says, at `now_ms` (Unix ms), the most
+    /// pressing first: ending, escalation, attention, working, idle.
+    pub fn of(s: &SessionStatus, now_ms: u64) -> Activity {
+        let (running, attention, last_output_ms) =
+            (s.running, s.attention.as_str(), s.last_output_unix_ms);
         if !running {
             Activity::Ending
+        } else if s.pending_escalations > 0 {
+            Activity::Escalation(s.pending_escalations)
         } else if !attention.is_empty() {
             Activity::Attention(attention.to_owned())
         } else if last_output_ms > 0
@@ -46,10 +54,11 @@ impl Activity {
         }
     }
 
-    /// One word for tables and JSON: `ending`, `attention`, `working`, `idle`.
+    /// One word for tables and JSON: `ending`, `escalation`, `attention`, `working`, `idle`.
     pub fn word(&self) -> &'static str {
         match self {
             Activity::Ending => "ending",
+            Activity::Escalation(_) => "escalation",
             Activity::Attention(_) => "attention",
             Activity::Working => "working",
             Activity::Idle => "idle",

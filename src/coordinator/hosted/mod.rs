@@ -482,11 +482,25 @@ impl SessionHost {
             label: &label,
             client: &client,
         };
-        match lock(&self.board).decide(request_id, key, &decider, decided) {
-            Ok(()) => tracing::info!(request = %request_id, ?decision, %by, "developer decided"),
+        let taken = lock(&self.board).decide(request_id, key, &decider, decided);
+        match taken {
+            Ok(()) => {
+                tracing::info!(request = %request_id, ?decision, %by, "developer decided");
+                if let Some(s) = session {
+                    self.publish_id(&s);
+                }
+            }
             Err(why) => {
                 tracing::info!(request = %request_id, ?why, %by, "escalation decision not taken")
             }
+        }
+    }
+
+    /// [`Self::publish`] of a running session by its ID.
+    fn publish_id(&self, id: &str) {
+        let session = lock(&self.sessions).get(id).cloned();
+        if let Some(s) = session {
+            self.publish(&s);
         }
     }
 
@@ -494,6 +508,7 @@ impl SessionHost {
     fn publish(&self, s: &HostedSession) {
         let info = s.info();
         let (last_output_unix_ms, attention) = s.activity();
+        let pending_escalations = lock(&self.board).pending_of(s.id.as_str());
         self.engine.set_hosted(
             &s.id,
             crate::coordinator::engine::HostedStatus {
@@ -503,6 +518,7 @@ impl SessionHost {
                 layout_hint: info.layout_hint,
                 last_output_unix_ms,
                 attention,
+                pending_escalations,
             },
         );
     }
@@ -554,6 +570,7 @@ impl SessionHost {
                     PromptEvent::Ask { prompt, reply } => {
                         tracing::info!(request = %prompt.request_id, session = %session, "escalation prompt shown");
                         lock(&me.board).ask(&session, prompt, reply, Vec::new());
+                        me.publish_id(&session);
                     }
                     PromptEvent::Offer { request_id, viewer } => {
                         let to = lock(&me.viewers)
@@ -575,6 +592,7 @@ impl SessionHost {
                         decided,
                     } => {
                         let clients = lock(&me.board).withdraw(&request_id, &reason, decided);
+                        me.publish_id(&session);
                         tracing::info!(request = %request_id, %reason, clients, "escalation prompt withdrawn");
                     }
                 }

@@ -137,6 +137,16 @@ impl PromptBoard {
         }
     }
 
+    /// How many prompts of `session` wait for a decision.
+    pub fn pending_of(&self, session: &str) -> u32 {
+        let n = self
+            .pending
+            .values()
+            .filter(|p| p.session == session)
+            .count();
+        u32::try_from(n).unwrap_or(u32::MAX)
+    }
+
     /// Request IDs waiting for a decision.
     pub fn waiting(&self) -> Vec<String> {
         self.pending.keys().cloned().collect()

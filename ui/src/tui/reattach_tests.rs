@@ -14,6 +14,7 @@ fn session(id: &str, started_by: &str, attached: &[&str], started: u64) -> Sessi
         layout_hint: format!("hint-{id}"),
         last_output_unix_ms: 0,
         attention: String::new(),
+        pending_escalations: 0,
     }
 }
 
