@@ -540,8 +540,11 @@ fn a_coordinator_owned_session_is_run_by_runsc_itself_on_the_coordinators_termin
 
     // Its terminal: the client's size and TERM; Ctrl-C reaches the foreground job; the kernel
     // is gVisor's (the prelude checked it; `dmesg` says so too).
-    tmux.type_line("t", "stty size; echo term=$TERM; dmesg | head -n 1");
-    let s = tmux.wait_screen("t", "the terminal's size", |s| s.contains("\nterm="));
+    tmux.type_line(
+        "t",
+        "stty size; echo term=$TERM; dmesg | head -n 1; echo end-$((1+1))",
+    );
+    let s = tmux.wait_screen("t", "the terminal's size", |s| s.contains("\nend-2"));
     assert!(s.contains("\n30 100\n"), "{s}");
     assert!(s.contains("\nterm=xterm-256color\n"), "{s}");
     assert!(s.contains("gVisor"), "{s}");
