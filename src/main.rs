@@ -11,6 +11,22 @@ const LAZARET_FAILED: u8 = 125;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Generated from the CLI's definitions only: nothing to set up, any user (setup runs them
+    // as root to install the scripts and the man page).
+    let generated = match &cli.command {
+        Command::Completions(args) => Some(cli::completions::execute(args)),
+        Command::Man(args) => Some(cli::completions::man(args)),
+        _ => None,
+    };
+    if let Some(result) = generated {
+        return match result {
+            Ok(_) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("lazaret: error: {e:#}");
+                ExitCode::from(LAZARET_FAILED)
+            }
+        };
+    }
     // Refuse root before touching anything, not even a log file (SR-1). Commands that only
     // read (the host check, the configuration) are exempt.
     let refused = match cli.command {
@@ -36,6 +52,7 @@ fn main() -> ExitCode {
             Command::GitSentry(args) => cli::git_sentry::execute(&layout, args),
             Command::Coordinator(args) => cli::coordinator::execute(&layout, args),
             Command::StateAnchorNs(args) => cli::state_anchor_ns::execute(args),
+            Command::Completions(_) | Command::Man(_) => Ok(0),
         }
     });
     match result {

@@ -1,6 +1,7 @@
 //! Command-line interface: one file per verb.
 
 pub mod attach;
+pub mod completions;
 pub mod config;
 pub mod coordinator;
 pub mod doctor;
@@ -47,6 +48,9 @@ pub enum Command {
     Config(config::ConfigArgs),
     Profile(profile::ProfileArgs),
     GitSentry(git_sentry::GitSentryArgs),
+    Completions(completions::CompletionsArgs),
+    #[command(name = "__man", hide = true)]
+    Man(completions::ManArgs),
     #[command(name = "__coordinator", hide = true)]
     Coordinator(coordinator::CoordinatorArgs),
     #[command(name = "__state-anchor", hide = true)]
