@@ -40,6 +40,10 @@ pub struct SessionStatus {
     /// Host Escalation requests of a coordinator-owned session waiting for the developer.
     #[serde(default)]
     pub pending_escalations: u32,
+    /// Filled in by `lazaret ps --json` when it prints (derived from the fields above at that
+    /// moment: `working`, `idle`, …); never written by the coordinator.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activity: Option<String>,
 }
 
 fn yes() -> bool {
@@ -108,6 +112,7 @@ mod tests {
             last_output_unix_ms: 0,
             attention: String::new(),
             pending_escalations: 0,
+            activity: None,
         };
         let mut status = DomainStatus {
             domain_id: "d".into(),

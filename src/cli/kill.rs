@@ -173,6 +173,7 @@ mod tests {
                     last_output_unix_ms: 0,
                     attention: String::new(),
                     pending_escalations: 0,
+                    activity: None,
                 })
                 .collect(),
             failures: vec![],

@@ -72,19 +72,13 @@ fn shown(a: &Activity) -> String {
 }
 
 pub fn execute(layout: &Layout, args: PsArgs) -> anyhow::Result<i32> {
-    let domains = running(layout)?;
+    let mut domains = running(layout)?;
     let now = crate::coordinator::status::now_unix_ms();
     if args.json {
-        let mut json = serde_json::to_value(&domains)?;
-        for (d, status) in json.as_array_mut().into_iter().flatten().zip(&domains) {
-            let sessions = d.get_mut("sessions").and_then(|s| s.as_array_mut());
-            for (s, st) in sessions.into_iter().flatten().zip(&status.sessions) {
-                if let (Some(s), true) = (s.as_object_mut(), st.hosted) {
-                    s.insert("activity".into(), activity_of(st, now).word().into());
-                }
-            }
+        for s in domains.iter_mut().flat_map(|d| d.sessions.iter_mut()) {
+            s.activity = s.hosted.then(|| activity_of(s, now).word().to_owned());
         }
-        outln!("{}", serde_json::to_string_pretty(&json)?);
+        outln!("{}", serde_json::to_string_pretty(&domains)?);
         return Ok(0);
     }
     if domains.is_empty() {

@@ -205,6 +205,7 @@ impl Engine {
                 last_output_unix_ms: 0,
                 attention: String::new(),
                 pending_escalations: 0,
+                activity: None,
             });
         }
         let (prompt_tx, prompts) = routing::channel();

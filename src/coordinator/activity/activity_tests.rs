@@ -14,6 +14,7 @@ fn status(running: bool, pending: u32, attention: &str, last: u64) -> SessionSta
         last_output_unix_ms: last,
         attention: attention.into(),
         pending_escalations: pending,
+        activity: None,
     }
 }
 

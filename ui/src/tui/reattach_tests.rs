@@ -15,6 +15,7 @@ fn session(id: &str, started_by: &str, attached: &[&str], started: u64) -> Sessi
         last_output_unix_ms: 0,
         attention: String::new(),
         pending_escalations: 0,
+        activity: None,
     }
 }
 
