@@ -50,6 +50,28 @@ fn yes() -> bool {
     true
 }
 
+impl SessionStatus {
+    /// A session just registered by `client_cli_id`: a plain `lazaret run` session, running,
+    /// nothing observed yet (the coordinator fills in the rest as it learns it).
+    pub fn registered(session_id: &str, client_cli_id: &str, started_unix_ms: u64) -> Self {
+        SessionStatus {
+            session_id: session_id.to_owned(),
+            client_cli_id: client_cli_id.to_owned(),
+            command: Vec::new(),
+            started_unix_ms,
+            hosted: false,
+            attached: Vec::new(),
+            started_by: "run".to_owned(),
+            running: true,
+            layout_hint: String::new(),
+            last_output_unix_ms: 0,
+            attention: String::new(),
+            pending_escalations: 0,
+            activity: None,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct DomainStatus {
     pub domain_id: String,
@@ -100,19 +122,9 @@ mod tests {
     #[test]
     fn only_sessions_besides_the_ended_ones_keep_the_domain() {
         let session = |id: &str| SessionStatus {
-            session_id: id.into(),
-            client_cli_id: "c".into(),
-            command: vec![],
-            started_unix_ms: 1,
             hosted: true,
-            attached: vec![],
             started_by: "tui".into(),
-            running: true,
-            layout_hint: String::new(),
-            last_output_unix_ms: 0,
-            attention: String::new(),
-            pending_escalations: 0,
-            activity: None,
+            ..SessionStatus::registered(id, "c", 1)
         };
         let mut status = DomainStatus {
             domain_id: "d".into(),

@@ -161,19 +161,8 @@ mod tests {
             sessions: sessions
                 .iter()
                 .map(|id| SessionStatus {
-                    session_id: (*id).into(),
-                    client_cli_id: "c".into(),
-                    command: vec![],
-                    started_unix_ms: 0,
                     hosted: true,
-                    attached: vec![],
-                    started_by: "run".into(),
-                    running: true,
-                    layout_hint: String::new(),
-                    last_output_unix_ms: 0,
-                    attention: String::new(),
-                    pending_escalations: 0,
-                    activity: None,
+                    ..SessionStatus::registered(id, "c", 0)
                 })
                 .collect(),
             failures: vec![],

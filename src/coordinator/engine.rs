@@ -191,22 +191,12 @@ impl Engine {
             }
         };
         if let Ok(mut st) = self.status.lock() {
-            st.sessions.push(SessionStatus {
-                session_id: session_id.as_str().to_owned(),
-                client_cli_id: client_cli_id.as_str().to_owned(),
-                command: Vec::new(),
-                started_unix_ms: now_unix_ms(),
-                hosted: false,
-                attached: Vec::new(),
-                started_by: "run".to_owned(),
-                // Its `lazaret run` starts the process now and leaves when it ends.
-                running: true,
-                layout_hint: String::new(),
-                last_output_unix_ms: 0,
-                attention: String::new(),
-                pending_escalations: 0,
-                activity: None,
-            });
+            // Its `lazaret run` starts the process now and leaves when it ends.
+            st.sessions.push(SessionStatus::registered(
+                session_id.as_str(),
+                client_cli_id.as_str(),
+                now_unix_ms(),
+            ));
         }
         let (prompt_tx, prompts) = routing::channel();
         if let Ok(mut keys) = self.sessions.lock() {

@@ -2,19 +2,12 @@ use super::*;
 
 fn status(running: bool, pending: u32, attention: &str, last: u64) -> SessionStatus {
     SessionStatus {
-        session_id: "s".into(),
-        client_cli_id: "c".into(),
-        command: vec![],
-        started_unix_ms: 1,
         hosted: true,
-        attached: vec![],
-        started_by: "run".into(),
         running,
-        layout_hint: String::new(),
         last_output_unix_ms: last,
         attention: attention.into(),
         pending_escalations: pending,
-        activity: None,
+        ..SessionStatus::registered("s", "c", 1)
     }
 }
 

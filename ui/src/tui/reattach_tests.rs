@@ -3,19 +3,12 @@ use lazaret_protocol::status::SessionStatus;
 
 fn session(id: &str, started_by: &str, attached: &[&str], started: u64) -> SessionStatus {
     SessionStatus {
-        session_id: id.into(),
-        client_cli_id: "cli".into(),
         command: vec!["bash".into()],
-        started_unix_ms: started,
         hosted: true,
         attached: attached.iter().map(|a| (*a).to_owned()).collect(),
         started_by: started_by.into(),
-        running: true,
         layout_hint: format!("hint-{id}"),
-        last_output_unix_ms: 0,
-        attention: String::new(),
-        pending_escalations: 0,
-        activity: None,
+        ..SessionStatus::registered(id, "cli", started)
     }
 }
 
