@@ -112,4 +112,35 @@ impl Launcher for EngineLauncher {
     fn runtime_root(&self) -> anyhow::Result<PathBuf> {
         self.layout.runtime_root()
     }
+
+    /// The command runs on a thread of its own (its output discarded, its failure logged), so
+    /// that a slow or stuck command never holds the TUI up.
+    fn alert(&self, argv: &[String], event: &str) {
+        let (argv, event) = (argv.to_vec(), format!("{event}\n"));
+        std::thread::spawn(move || {
+            if let Err(e) = run_alert(&argv, &event) {
+                tracing::warn!(command = ?argv, "the alert command failed: {e:#}");
+            }
+        });
+    }
+}
+
+fn run_alert(argv: &[String], event: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let Some((program, args)) = argv.split_first() else {
+        return Ok(());
+    };
+    let mut child = std::process::Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()?;
+    if let Some(mut stdin) = child.stdin.take() {
+        // A command that does not read its stdin is fine.
+        let _ = stdin.write_all(event.as_bytes());
+    }
+    let status = child.wait()?;
+    anyhow::ensure!(status.success(), "{status}");
+    Ok(())
 }

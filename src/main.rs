@@ -1,5 +1,6 @@
 //! The `lazaret` binary: the only place that exits the process. Exit status: the command's own
-//! status for `run`; 125 when Lazaret itself fails (the message names the failing step).
+//! status for `run`, the documented ones of `approve` and `deny` (docs/escalation.md); 125 when
+//! Lazaret itself fails (the message names the failing step).
 
 use clap::Parser;
 use lazaret::cli::{self, Cli, Command};
@@ -45,6 +46,10 @@ fn main() -> ExitCode {
             Command::Ps(args) => cli::ps::execute(&layout, args),
             Command::Attach(args) => cli::attach::execute(&layout, args),
             Command::Kill(args) => cli::kill::execute(&layout, args),
+            Command::Escalations(args) => cli::escalations::execute(&layout, args),
+            Command::Events(args) => cli::events::execute(&layout, args),
+            Command::Approve(args) => cli::decide::approve(&layout, args),
+            Command::Deny(args) => cli::decide::deny(&layout, args),
             Command::Net(args) => cli::net::execute(&layout, args),
             Command::Doctor(args) => cli::doctor::execute(&layout, args),
             Command::Config(args) => cli::config::execute(&layout, args),

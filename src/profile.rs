@@ -46,6 +46,21 @@ pub struct AgentProfile {
     pub setup: Option<SetupStep>,
     /// What the sandbox may do through the developer's terminal in `lazaret run`.
     pub terminal: TerminalAccess,
+    /// `[activity] idle_after`: seconds without output after which a session counts as
+    /// `idle` (None: [`crate::coordinator::activity::IDLE_AFTER`]). Left out of the
+    /// Configuration Fingerprint's form when unset, so that older fingerprints stay valid.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idle_after_secs: Option<u64>,
+}
+
+impl AgentProfile {
+    /// After how long without output a session of this profile counts as `idle`.
+    pub fn idle_after(&self) -> std::time::Duration {
+        self.idle_after_secs.map_or(
+            crate::coordinator::activity::IDLE_AFTER,
+            std::time::Duration::from_secs,
+        )
+    }
 }
 
 pub use lazaret_protocol::access::TerminalAccess;

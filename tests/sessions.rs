@@ -23,34 +23,6 @@ const GUARD: Duration = Duration::from_millis(500);
 
 const PROMPT: &str = "the sandbox asks to run a command on the host";
 
-fn profile_arg(ws: &TestWorkspace) -> String {
-    ws.profile
-        .as_ref()
-        .map(|p| format!("--profile {p} "))
-        .unwrap_or_default()
-}
-
-/// `lazaret run --detachable -- bash` in `target`, then waits for its prompt.
-fn start_detachable(tmux: &Tmux<'_>, target: &str, ws: &TestWorkspace) {
-    let env = ws.env_args().join(" ");
-    let lazaret = lazaret_bin().display().to_string();
-    tmux.type_line(
-        target,
-        &format!(
-            "PS1='host$ '; env {env} {lazaret} run --detachable {}-- bash; echo cli-rc=$?",
-            profile_arg(ws)
-        ),
-    );
-    // Keys typed before the client is attached are not delivered: wait for the shell.
-    tmux.wait_screen(target, "the sandbox shell", |s| s.contains(":/workspace# "));
-    wait_for(Duration::from_secs(30), || {
-        tmux.type_line(target, "PS1='sandbox# '");
-        std::thread::sleep(Duration::from_millis(500));
-        tmux.screen(target).contains("\nsandbox# ").then_some(())
-    })
-    .unwrap_or_else(|| panic!("no sandbox prompt:\n{}", tmux.screen(target)));
-}
-
 /// `lazaret attach <session>` in `target` (a fresh host shell).
 fn attach(tmux: &Tmux<'_>, target: &str, ws: &TestWorkspace, session: &str) {
     let env = ws.env_args().join(" ");
@@ -96,14 +68,7 @@ fn attached(session: &serde_json::Value) -> Vec<String> {
 
 /// After the last session: the Domain is torn down, nothing of it is left.
 fn assert_torn_down(ws: &TestWorkspace) {
-    // `lazaret kill` and `lazaret attach` return before the teardown ends; its last step
-    // removes the resource marker.
-    let marker = ws.runtime_dir().join("resources");
-    wait_for(Duration::from_secs(60), || {
-        (ws.containers().is_empty() && sessions(ws).is_empty() && !marker.exists()).then_some(())
-    })
-    .unwrap_or_else(|| panic!("the Domain was not torn down: {:?}", ws.containers()));
-    ws.assert_nothing_left();
+    ws.wait_torn_down();
 }
 
 fn marker_lines(ws: &TestWorkspace) -> usize {
@@ -135,7 +100,7 @@ fn a_detachable_session_survives_its_terminal_and_is_attached_again() {
     let ws = dev.workspace("detach");
     let dir = ws.path.display().to_string();
     let first = Tmux::start(&dev, "detach-1", "t", &dir, 46, 20);
-    start_detachable(&first, "t", &ws);
+    first.start_detachable("t", &ws);
     first.type_line("t", LONG);
     first.wait_screen("t", "the first output", |s| s.contains("\nbefore-42"));
 
@@ -208,7 +173,7 @@ fn two_clients_attached_to_one_session_see_the_same_output_and_either_can_type()
     let dir = ws.path.display().to_string();
     let tmux = Tmux::start(&dev, "two", "a", &dir, 100, 30);
     tmux.add("b", &dir, 100, 30);
-    start_detachable(&tmux, "a", &ws);
+    tmux.start_detachable("a", &ws);
     let id = id_of(&wait_sessions(&ws, "the session", |s| s.len() == 1)[0]);
     attach(&tmux, "b", &ws, &id[..12]);
     tmux.wait_screen("b", "the redrawn prompt", |s| s.contains("sandbox# "));
@@ -246,14 +211,14 @@ fn lazaret_kill_ends_a_detached_session_and_the_domain_with_it() {
     tmux.add("b", &dir, 100, 30);
 
     // A: a detached session running a recognisable process; B keeps the Domain up to look.
-    start_detachable(&tmux, "a", &ws);
+    tmux.start_detachable("a", &ws);
     tmux.type_line("a", "sleep 4242 & echo started-$((6*7))");
     tmux.wait_screen("a", "the background job", |s| s.contains("\nstarted-42"));
     tmux.key("a", "C-b");
     tmux.keys("a", "d");
     tmux.wait_screen("a", "A's detach", |s| s.contains("cli-rc=0"));
     let a = id_of(&wait_sessions(&ws, "A detached", |s| s.len() == 1)[0]);
-    start_detachable(&tmux, "b", &ws);
+    tmux.start_detachable("b", &ws);
     let both = wait_sessions(&ws, "two sessions", |s| s.len() == 2);
     // `ps --json` says whether each session's process still runs.
     for s in &both {
@@ -321,7 +286,7 @@ fn an_escalation_of_a_detached_session_waits_and_is_decided_by_a_client_that_att
     let ws = dev.workspace("esc-detached").with_profile("ask", ASK);
     let dir = ws.path.display().to_string();
     let tmux = Tmux::start(&dev, "escd", "a", &dir, 120, 40);
-    start_detachable(&tmux, "a", &ws);
+    tmux.start_detachable("a", &ws);
     let id = id_of(&wait_sessions(&ws, "the session", |s| s.len() == 1)[0]);
     // The escalation is raised once the session is detached.
     tmux.type_line(
@@ -381,7 +346,7 @@ fn a_prompt_offered_to_two_attached_clients_is_decided_once() {
     let dir = ws.path.display().to_string();
     let tmux = Tmux::start(&dev, "esc2c", "a", &dir, 120, 40);
     tmux.add("b", &dir, 120, 40);
-    start_detachable(&tmux, "a", &ws);
+    tmux.start_detachable("a", &ws);
     let id = id_of(&wait_sessions(&ws, "the session", |s| s.len() == 1)[0]);
     attach(&tmux, "b", &ws, &id[..12]);
     tmux.wait_screen("b", "the redrawn prompt", |s| s.contains("sandbox# "));
@@ -504,7 +469,7 @@ fn a_coordinator_owned_session_is_run_by_runsc_itself_on_the_coordinators_termin
     let ws = dev.workspace("runsc-exec");
     let dir = ws.path.display().to_string();
     let tmux = Tmux::start(&dev, "runsc-exec", "t", &dir, 100, 30);
-    start_detachable(&tmux, "t", &ws);
+    tmux.start_detachable("t", &ws);
 
     // The session's process is `runsc exec`, a child of the coordinator that entered Podman's
     // namespaces (nsenter execs runsc): no `podman exec` and no conmon relay in between.
@@ -584,7 +549,7 @@ fn ps_shows_what_the_host_observed_of_a_sessions_activity() {
     let ws = dev.workspace("activity");
     let dir = ws.path.display().to_string();
     let tmux = Tmux::start(&dev, "activity", "t", &dir, 100, 30);
-    start_detachable(&tmux, "t", &ws);
+    tmux.start_detachable("t", &ws);
     let listed = wait_activity(&ws, "working", |s| s["activity"] == "working");
     assert!(
         listed["last_output_unix_ms"].as_u64().unwrap_or(0) > 0,

@@ -439,12 +439,24 @@ fn sessions_outlive_the_tui_and_its_terminal_and_attach_elsewhere() {
             && s.contains("done-1")
     });
 
-    // The terminal of the TUI goes away (SIGHUP): the sessions survive, detached again.
+    // The terminal of the TUI goes away (SIGHUP): the sessions survive, detached again, and
+    // the TUI itself ends (it reads its terminal on its own loop: a read of the dead terminal
+    // must not keep it busy forever).
     tmux.ok(&["kill-server"]);
     wait_domain(
         &ws,
         "both sessions detached after the terminal died",
         detached,
+    );
+    let left = wait_for(Duration::from_secs(15), || {
+        support::processes_in(&ws.path, &["tui"])
+            .is_empty()
+            .then_some(())
+    });
+    assert!(
+        left.is_some(),
+        "the TUI still runs after its terminal died: {:?}",
+        support::processes_in(&ws.path, &["tui"])
     );
 
     // A plain terminal attaches: the screen (with `done-1`) at once, and it takes input.

@@ -2,6 +2,7 @@
 //! and the version handshake, then requests about coordinator-owned sessions.
 
 use crate::open::{open, Conn, JoinError};
+use lazaret_protocol::escalation::{DecideAnswer, Decision, PendingEscalation};
 use lazaret_protocol::framing::{self, Frame, FrameError};
 use lazaret_protocol::messages::{ClientMessage, CoordinatorMessage, RefusalCode, SessionInfo};
 use lazaret_protocol::{ComponentId, DomainId};
@@ -122,6 +123,66 @@ impl Connection {
             CoordinatorMessage::Error { message } => anyhow::bail!("{message}"),
             _ => Ok(()),
         }
+    }
+
+    /// The Domain's escalation prompts waiting for a decision.
+    pub async fn escalations(&mut self) -> Result<Vec<PendingEscalation>, JoinError> {
+        framing::send(&mut self.conn, &ClientMessage::ListEscalations {}).await?;
+        match self.answer().await? {
+            CoordinatorMessage::Escalations { pending } => Ok(pending),
+            CoordinatorMessage::Error { message } => {
+                Err(JoinError::Failed(anyhow::anyhow!("{message}")))
+            }
+            other => Err(unexpected("list_escalations", other)),
+        }
+    }
+
+    /// Decides the prompt of `request_id`: the coordinator's answer says whether this
+    /// decision was the first, or what became of the request.
+    pub async fn decide(
+        &mut self,
+        request_id: &str,
+        decision: Decision,
+    ) -> Result<DecideAnswer, JoinError> {
+        let msg = ClientMessage::DecideEscalation {
+            request_id: request_id.to_owned(),
+            decision,
+        };
+        framing::send(&mut self.conn, &msg).await?;
+        loop {
+            match self.answer().await? {
+                CoordinatorMessage::EscalationDecided {
+                    request_id: r,
+                    answer,
+                } if r == request_id => return Ok(answer),
+                // Deciding makes this client a control centre: it is offered the prompts and
+                // told what control centres are told (the decision itself changes the
+                // session's activity).
+                CoordinatorMessage::EscalationPrompt { .. }
+                | CoordinatorMessage::EscalationWithdrawn { .. }
+                | CoordinatorMessage::SessionActivity { .. }
+                | CoordinatorMessage::SessionExited { .. }
+                | CoordinatorMessage::DomainState { .. }
+                | CoordinatorMessage::Denials { .. } => continue,
+                CoordinatorMessage::Error { message } => {
+                    return Err(JoinError::Failed(anyhow::anyhow!("{message}")))
+                }
+                other => return Err(unexpected("decide_escalation", other)),
+            }
+        }
+    }
+
+    /// Becomes a control centre that only watches (`lazaret events`): told every session's
+    /// activity, offered every waiting prompt, told when prompts are withdrawn and sessions
+    /// exit. It starts nothing and attaches to nothing, so it keeps no Domain up (FR-6).
+    pub async fn watch(&mut self) -> Result<(), JoinError> {
+        framing::send(&mut self.conn, &ClientMessage::WatchEscalations {}).await?;
+        Ok(())
+    }
+
+    /// The next message the coordinator sends (a watching client's receive loop).
+    pub async fn next(&mut self) -> Result<CoordinatorMessage, JoinError> {
+        self.answer().await
     }
 
     pub async fn close(mut self) {

@@ -66,6 +66,11 @@ pub enum LinkEvent {
     DomainState(lazaret_protocol::domain_state::DomainView),
     /// The Domain's network denials, newest first.
     Denials(Vec<lazaret_protocol::denial::DenialEntry>),
+    /// What the host observed of a session's activity (for a control centre).
+    Activity {
+        session: SessionId,
+        activity: lazaret_protocol::activity::SessionActivity,
+    },
     /// A request was refused (e.g. attach to a session that has ended).
     Error(String),
     /// The connection ended (the coordinator shut down, or died).
@@ -95,6 +100,7 @@ enum Cmd {
     End(SessionId),
     List,
     Watch,
+    Looked(SessionId),
     Decide(String, Decision),
     Close,
 }
@@ -230,6 +236,11 @@ impl DomainLink {
         self.send(Cmd::Watch);
     }
 
+    /// The developer looked at the session (its pane was focused): its attention is cleared.
+    pub fn looked(&self, session: &SessionId) {
+        self.send(Cmd::Looked(session.clone()));
+    }
+
     pub fn decide(&self, request_id: String, decision: Decision) {
         self.send(Cmd::Decide(request_id, decision));
     }
@@ -263,7 +274,12 @@ struct Routes {
     by_session: HashMap<String, u32>,
     /// Starts not answered yet: where their output goes and at which size they attach.
     starting: HashMap<u64, Starting>,
+    /// `list_sessions` sent and not answered yet.
+    lists: u32,
 }
+
+/// How long closing waits for the coordinator to have served every earlier request.
+const CLOSE_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 
 type Starting = (Arc<dyn SessionSink>, (u16, u16));
 
@@ -279,6 +295,7 @@ async fn run(
             cmd = rx.recv() => {
                 let Some(cmd) = cmd else { return "closed".into() };
                 if let Cmd::Close = cmd {
+                    let _ = tokio::time::timeout(CLOSE_WAIT, served(c, &mut routes)).await;
                     let _ = framing::close(c).await;
                     return "closed".into();
                 }
@@ -300,6 +317,28 @@ async fn run(
                 Err(FrameError::Closed) => return "the coordinator closed the connection".into(),
                 Err(e) => return format!("the connection broke: {e}"),
             },
+        }
+    }
+}
+
+/// Waits until the coordinator has served every request sent so far (the layout hints and
+/// detaches of a TUI that quits): requests are served in order, so the answer to one more
+/// `list_sessions` says so. Meanwhile this side keeps reading, so the coordinator's writes
+/// never fail and it never drops the connection before it has read the rest. What arrives
+/// meanwhile (output, pushes) is dropped: the front end is leaving.
+async fn served(c: &mut crate::open::Conn, routes: &mut Routes) {
+    if framing::send(c, &ClientMessage::ListSessions {})
+        .await
+        .is_err()
+    {
+        return;
+    }
+    let mut waiting = routes.lists + 1;
+    while waiting > 0 {
+        match framing::recv_frame::<_, CoordinatorMessage>(c).await {
+            Ok(Frame::Message(CoordinatorMessage::Sessions { .. })) => waiting -= 1,
+            Ok(Frame::Message(CoordinatorMessage::Shutdown { .. })) | Err(_) => return,
+            Ok(_) => {}
         }
     }
 }
@@ -372,8 +411,14 @@ async fn command(
         Cmd::End(session) => ClientMessage::EndSession {
             session_id: session,
         },
-        Cmd::List => ClientMessage::ListSessions {},
+        Cmd::List => {
+            routes.lists += 1;
+            ClientMessage::ListSessions {}
+        }
         Cmd::Watch => ClientMessage::WatchEscalations {},
+        Cmd::Looked(session) => ClientMessage::Looked {
+            session_id: session,
+        },
         Cmd::Decide(request_id, decision) => ClientMessage::EscalationDecision {
             request_id,
             decision,
@@ -462,7 +507,10 @@ async fn message(
             rows,
             cols,
         }),
-        CoordinatorMessage::Sessions { sessions } => events(LinkEvent::Sessions(sessions)),
+        CoordinatorMessage::Sessions { sessions } => {
+            routes.lists = routes.lists.saturating_sub(1);
+            events(LinkEvent::Sessions(sessions))
+        }
         CoordinatorMessage::DomainState { state } => events(LinkEvent::DomainState(state)),
         CoordinatorMessage::HistoryLines {
             session_id,
@@ -476,6 +524,13 @@ async fn message(
             lines,
         }),
         CoordinatorMessage::Denials { entries } => events(LinkEvent::Denials(entries)),
+        CoordinatorMessage::SessionActivity {
+            session_id,
+            activity,
+        } => events(LinkEvent::Activity {
+            session: session_id,
+            activity,
+        }),
         CoordinatorMessage::EscalationPrompt { prompt } => events(LinkEvent::Prompt(prompt)),
         CoordinatorMessage::EscalationWithdrawn { request_id, reason } => {
             events(LinkEvent::Withdrawn { request_id, reason })

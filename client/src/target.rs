@@ -51,4 +51,10 @@ pub trait Launcher: Send + Sync {
     fn wait_if_last(&self, target: &Target, ended: &[String]);
     /// Where running Domains publish their status (see [`crate::locate`]).
     fn runtime_root(&self) -> anyhow::Result<PathBuf>;
+    /// Runs the developer's alert command `argv` (from their own `tui.toml`) with `event`
+    /// (one JSON object) on its stdin, without waiting for it. Front ends run no program
+    /// themselves.
+    fn alert(&self, argv: &[String], event: &str) {
+        let _ = (argv, event);
+    }
 }

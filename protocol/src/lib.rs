@@ -18,6 +18,7 @@
 //! - [`escalation`]: the signed Escalation Mailbox records (requests and results).
 
 pub mod access;
+pub mod activity;
 pub mod anchor;
 pub mod authz;
 pub mod denial;

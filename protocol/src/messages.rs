@@ -46,6 +46,10 @@
 //!                                     sessions, escalation_prompt/withdrawn, domain_state,
 //!                                     denials — and `error {message}` for a request that
 //!                                     failed (the connection stays open)
+//! list_escalations                →
+//!                                 ←   escalations {pending}
+//! decide_escalation {request_id, decision}  →
+//!                                 ←   escalation_decided {request_id, answer}
 //! ```
 
 use crate::escalation::{Decision, EscalationPrompt};
@@ -197,8 +201,23 @@ pub enum ClientMessage {
     /// Asks for the Domain's sessions.
     ListSessions {},
     /// A control centre: this client is offered the escalation prompts of every session of the
-    /// Domain, not only of those it is attached to.
+    /// Domain, not only of those it is attached to, and told every session's activity
+    /// ([`CoordinatorMessage::SessionActivity`]).
     WatchEscalations {},
+    /// The developer looked at this session (a control centre focused its pane): its
+    /// `attention` is cleared.
+    Looked { session_id: SessionId },
+    /// Asks for the escalation prompts of the Domain's coordinator-owned sessions that wait for
+    /// a decision (`lazaret escalations`); answered by `escalations`.
+    ListEscalations {},
+    /// Decides a waiting prompt from a client that need not show it (`lazaret approve`,
+    /// `lazaret deny`): the client becomes a control centre, so it sees every prompt, and its
+    /// decision competes with the others' (the first one wins). Answered by
+    /// `escalation_decided`.
+    DecideEscalation {
+        request_id: String,
+        decision: Decision,
+    },
 }
 
 /// Messages the coordinator sends to a Client CLI.
@@ -278,6 +297,21 @@ pub enum CoordinatorMessage {
     /// sent to control centres when they change.
     Denials {
         entries: Vec<crate::denial::DenialEntry>,
+    },
+    /// What the host observed of a session's activity, sent to control centres when it
+    /// changes (and for every session when one starts watching).
+    SessionActivity {
+        session_id: SessionId,
+        activity: crate::activity::SessionActivity,
+    },
+    /// The prompts waiting for a decision (answer to [`ClientMessage::ListEscalations`]).
+    Escalations {
+        pending: Vec<crate::escalation::PendingEscalation>,
+    },
+    /// What became of a [`ClientMessage::DecideEscalation`].
+    EscalationDecided {
+        request_id: String,
+        answer: crate::escalation::DecideAnswer,
     },
     /// A session's size changed (another client resized it).
     SessionResized {
@@ -520,6 +554,9 @@ fn kind(msg: &CoordinatorMessage) -> &'static str {
         CoordinatorMessage::DomainState { .. } => "domain_state",
         CoordinatorMessage::HistoryLines { .. } => "history_lines",
         CoordinatorMessage::Denials { .. } => "denials",
+        CoordinatorMessage::SessionActivity { .. } => "session_activity",
+        CoordinatorMessage::Escalations { .. } => "escalations",
+        CoordinatorMessage::EscalationDecided { .. } => "escalation_decided",
     }
 }
 
@@ -665,6 +702,13 @@ mod tests {
             },
             ClientMessage::ListSessions {},
             ClientMessage::WatchEscalations {},
+            ClientMessage::ListEscalations {},
+            ClientMessage::DecideEscalation {
+                request_id: "ab".repeat(16),
+                decision: Decision::Edit {
+                    argv: vec!["true".into()],
+                },
+            },
         ];
         for m in client {
             let s = serde_json::to_string(&m).unwrap();
@@ -753,6 +797,11 @@ mod tests {
                 session_id: sid.clone(),
                 rows: 10,
                 cols: 20,
+            },
+            CoordinatorMessage::Escalations { pending: vec![] },
+            CoordinatorMessage::EscalationDecided {
+                request_id: "ab".repeat(16),
+                answer: crate::escalation::DecideAnswer::TimedOut {},
             },
         ];
         for m in coordinator {

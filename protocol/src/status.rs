@@ -40,6 +40,10 @@ pub struct SessionStatus {
     /// Host Escalation requests of a coordinator-owned session waiting for the developer.
     #[serde(default)]
     pub pending_escalations: u32,
+    /// The coordinator's threshold for this session: output older than this is `idle`
+    /// (the profile's `[activity] idle_after`; 0 or absent: the default, 5 s).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub idle_after_ms: u64,
     /// Filled in by `lazaret ps --json` when it prints (derived from the fields above at that
     /// moment: `working`, `idle`, …); never written by the coordinator.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -48,6 +52,10 @@ pub struct SessionStatus {
 
 fn yes() -> bool {
     true
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl SessionStatus {
@@ -67,6 +75,7 @@ impl SessionStatus {
             last_output_unix_ms: 0,
             attention: String::new(),
             pending_escalations: 0,
+            idle_after_ms: 0,
             activity: None,
         }
     }

@@ -4,7 +4,11 @@ pub mod attach;
 pub mod completions;
 pub mod config;
 pub mod coordinator;
+pub mod decide;
+pub mod decide_report;
 pub mod doctor;
+pub mod escalations;
+pub mod events;
 pub mod exec;
 pub mod git_sentry;
 pub mod kill;
@@ -12,6 +16,7 @@ pub mod net;
 pub mod profile;
 pub mod ps;
 pub mod run;
+pub mod safe_json;
 pub mod state;
 pub mod state_anchor_ns;
 pub mod tui;
@@ -43,6 +48,10 @@ pub enum Command {
     Ps(ps::PsArgs),
     Attach(attach::AttachArgs),
     Kill(kill::KillArgs),
+    Escalations(escalations::EscalationsArgs),
+    Events(events::EventsArgs),
+    Approve(decide::ApproveArgs),
+    Deny(decide::DenyArgs),
     Net(net::NetArgs),
     Doctor(doctor::DoctorArgs),
     Config(config::ConfigArgs),

@@ -101,8 +101,25 @@ fn denials(layout: &Layout, args: &DenialsArgs) -> anyhow::Result<i32> {
         }
         out.flush()?;
         shown = now;
+        // Like `tail -f`: whoever read the output went away (`| head -1` ended, the terminal
+        // closed) — stop now rather than at the next entry, which may never come.
+        if reader_gone() {
+            return Ok(0);
+        }
         std::thread::sleep(Duration::from_millis(500));
     }
+}
+
+/// Whether standard output's reader is gone (a pipe with no reader, a hung-up terminal).
+pub fn reader_gone() -> bool {
+    let mut fd = libc::pollfd {
+        fd: 1,
+        events: 0,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, zero timeout.
+    let n = unsafe { libc::poll(&mut fd, 1, 0) };
+    n > 0 && fd.revents & (libc::POLLERR | libc::POLLHUP) != 0
 }
 
 fn row(e: &DenialEntry) -> String {
@@ -135,7 +152,7 @@ fn shown(s: &str) -> String {
 }
 
 /// `YYYY-MM-DD HH:MM:SS` of Unix seconds (UTC), without a date crate for ten lines.
-fn utc(secs: u64) -> String {
+pub fn utc(secs: u64) -> String {
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;
     // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).

@@ -45,6 +45,7 @@ pub struct RawProfile {
     pub auto_approve: Option<Vec<RawRule>>,
     pub setup: Option<RawSetup>,
     pub terminal: Option<RawTerminal>,
+    pub activity: Option<RawActivity>,
 }
 
 /// `[profiles.NAME.terminal]`: each key unset means the `extends` profile's value, else false.
@@ -53,6 +54,14 @@ pub struct RawProfile {
 pub struct RawTerminal {
     pub clipboard: Option<bool>,
     pub notifications: Option<bool>,
+}
+
+/// `[profiles.NAME.activity]`: unset means the `extends` profile's value, else the default.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawActivity {
+    /// Seconds without output after which a session counts as `idle` (issue #15).
+    pub idle_after: Option<Spanned<i64>>,
 }
 
 /// `[[profiles.NAME.volumes]]`.

@@ -109,10 +109,21 @@ fn builtins_without_a_file() -> anyhow::Result<()> {
             .ok_or_else(|| anyhow::anyhow!("{name} has no setup"))?;
         assert_eq!(setup.creates, PathBuf::from(bin));
         assert_eq!(setup.command[..2], ["sh", "-c"]);
-        assert!(setup.command[2].contains(&format!("npm install -g {pkg}")));
-        assert!(
-            setup.command[2].contains("apt-get install -y -q --no-install-recommends nodejs npm")
-        );
+        assert_eq!(setup.command[3..], ["lazaret-setup", pkg]);
+        let script = &setup.command[2];
+        assert!(script.contains(
+            "npm install -g --prefix /usr/local --no-fund --no-update-notifier \"$pkg\""
+        ));
+        // Node.js >= 22 from the npm registry, checked against pinned sums before unpacking.
+        assert!(script.contains("if [ \"$major\" -lt 22 ]; then"));
+        assert!(script.contains("node-linux-$arch-$node_version.tgz"));
+        let check = script.find("sha512sum -c").unwrap_or(usize::MAX);
+        assert!(check < script.find("tar -xzf").unwrap_or(0), "{script}");
+        // The script parses as POSIX sh.
+        let parsed = std::process::Command::new("sh")
+            .args(["-n", "-c", script])
+            .status()?;
+        assert!(parsed.success(), "sh -n rejected the {name} setup script");
         assert_eq!(cfg.source_of(name), ProfileSource::BuiltIn);
     }
     Ok(())
@@ -855,4 +866,41 @@ fn terminal_access_is_off_by_default_set_per_key_and_inherited() {
     assert!(!get(&cfg, "shell").terminal.clipboard);
     let refused = load(&format!("{HEAD}[profiles.p.terminal]\nosc52 = true\n"));
     assert!(refused.is_err_and(|e| e.contains("osc52")));
+}
+
+#[test]
+fn idle_after_is_a_profile_setting_inherited_checked_and_out_of_the_fingerprint_when_unset() {
+    let cfg = ok(&format!(
+        "{HEAD}[profiles.p.activity]\nidle_after = 30\n[profiles.q]\nextends = \"p\"\n"
+    ));
+    assert_eq!(get(&cfg, "p").idle_after_secs, Some(30));
+    assert_eq!(
+        get(&cfg, "q").idle_after(),
+        std::time::Duration::from_secs(30)
+    );
+    assert_eq!(get(&cfg, "shell").idle_after_secs, None);
+    assert_eq!(
+        get(&cfg, "shell").idle_after(),
+        crate::coordinator::activity::IDLE_AFTER
+    );
+    // Unset, the profile's canonical form (and so its fingerprint) is what it was before
+    // the setting existed.
+    let shell = serde_json::to_string(&get(&cfg, "shell")).unwrap_or_default();
+    assert!(!shell.contains("idle_after"), "{shell}");
+    let p = get(&cfg, "p");
+    let mut unset = p.clone();
+    unset.idle_after_secs = None;
+    assert_ne!(p.fingerprint(), unset.fingerprint());
+    for bad in ["0", "-1", "86401"] {
+        let e = load(&format!(
+            "{HEAD}[profiles.p.activity]\nidle_after = {bad}\n"
+        ));
+        assert!(
+            e.as_ref()
+                .is_err_and(|e| e.contains("use 1 to 86400 seconds")),
+            "{bad}: {e:?}"
+        );
+    }
+    let e = load(&format!("{HEAD}[profiles.p.activity]\nbusy_after = 3\n"));
+    assert!(e.is_err_and(|e| e.contains("busy_after")));
 }

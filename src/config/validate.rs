@@ -255,6 +255,24 @@ pub fn profile(
             .unwrap_or(inherited.notifications),
     };
 
+    let idle_after_secs = match raw.activity.as_ref().and_then(|a| a.idle_after.as_ref()) {
+        Some(v) => match u64::try_from(*v.get_ref()) {
+            Ok(secs) if (1..=MAX_IDLE_AFTER_SECS).contains(&secs) => Some(secs),
+            _ => {
+                c.error(
+                    Some(&v.span()),
+                    format!(
+                        "idle_after is {}; use 1 to {MAX_IDLE_AFTER_SECS} seconds without output \
+                         after which a session counts as idle",
+                        v.get_ref()
+                    ),
+                );
+                None
+            }
+        },
+        None => parent.and_then(|p| p.idle_after_secs),
+    };
+
     let failed = !c.diags.is_empty();
     diags.append(&mut c.diags);
     if failed {
@@ -274,8 +292,12 @@ pub fn profile(
         auto_approve,
         setup,
         terminal,
+        idle_after_secs,
     })
 }
+
+/// Largest `idle_after` accepted (a day).
+pub const MAX_IDLE_AFTER_SECS: u64 = 86_400;
 
 fn is_shell_identifier(s: &str) -> bool {
     let mut chars = s.chars();

@@ -199,13 +199,28 @@ async fn request(
             host.watch_escalations(key);
             return Ok(());
         }
+        ClientMessage::Looked { session_id } => {
+            host.looked(&session_id);
+            return Ok(());
+        }
         ClientMessage::EscalationDecision {
             request_id,
             decision,
         } => {
-            host.decide(key, &request_id, decision);
+            // A late decision is told nothing: the prompt's withdrawal says what happened.
+            let _ = host.decide(key, &request_id, decision);
             return Ok(());
         }
+        ClientMessage::ListEscalations {} => CoordinatorMessage::Escalations {
+            pending: host.escalations(),
+        },
+        ClientMessage::DecideEscalation {
+            request_id,
+            decision,
+        } => CoordinatorMessage::EscalationDecided {
+            answer: host.decide_remote(key, &request_id, decision),
+            request_id,
+        },
         other => {
             let message = format!("unexpected request on a client connection: {other:?}");
             let _ = framing::send(conn, &error(message.clone())).await;

@@ -25,6 +25,7 @@ pub struct HostedStatus {
     pub last_output_unix_ms: u64,
     pub attention: String,
     pub pending_escalations: u32,
+    pub idle_after_ms: u64,
 }
 
 /// What a Domain's engine serves; fixed for the coordinator's life.
@@ -282,6 +283,7 @@ impl Engine {
             last_output_unix_ms,
             attention,
             pending_escalations,
+            idle_after_ms,
         } = hosted;
         if let Ok(mut st) = self.status.lock() {
             if let Some(s) = st
@@ -297,6 +299,7 @@ impl Engine {
                 s.last_output_unix_ms = last_output_unix_ms;
                 s.attention = attention;
                 s.pending_escalations = pending_escalations;
+                s.idle_after_ms = idle_after_ms;
             }
         }
         self.publish_status();

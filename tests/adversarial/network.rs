@@ -151,6 +151,17 @@ fn a_more_specific_allow_opens_one_private_host_and_every_tool_agrees() {
     };
     let _ = follow.kill();
     let _ = follow.wait();
+    // Its reader is gone (the pipe above was dropped; the kill reached only `runuser`):
+    // `--follow` ends by itself.
+    let gone = wait_for(Duration::from_secs(10), || {
+        support::processes_in(&ws.path, &["denials", "--follow", "holes"])
+            .is_empty()
+            .then_some(())
+    });
+    assert!(
+        gone.is_some(),
+        "`lazaret net denials --follow` outlived its reader"
+    );
     let followed: serde_json::Value = serde_json::from_str(&first_line).expect("a JSON line");
     assert!(
         followed["rule"].as_str().unwrap_or("").starts_with("deny "),

@@ -17,17 +17,7 @@ use std::time::{Duration, Instant};
 /// Waits until the Domain's coordinator has finished its teardown (containers, processes and
 /// the resource marker gone).
 pub(crate) fn wait_torn_down(ws: &TestWorkspace) {
-    let marker = ws.runtime_dir().join("resources");
-    wait_for(Duration::from_secs(90), || {
-        (ws.containers().is_empty() && ws.processes().is_empty() && !marker.exists()).then_some(())
-    })
-    .unwrap_or_else(|| {
-        panic!(
-            "not torn down: containers {:?}, processes {:?}",
-            ws.containers(),
-            ws.processes()
-        )
-    });
+    ws.wait_torn_down();
 }
 
 /// This workspace's one coordinator-owned session as `lazaret ps --json` lists it.

@@ -380,6 +380,25 @@ impl TestWorkspace {
             .collect()
     }
 
+    /// Waits (90 s at most) until the Domain's teardown has ended (its last step removes the
+    /// resource marker), then asserts nothing of it is left.
+    pub fn wait_torn_down(&self) {
+        let marker = self.runtime_dir().join("resources");
+        wait_for(Duration::from_secs(90), || {
+            (self.containers().is_empty() && self.processes().is_empty() && !marker.exists())
+                .then_some(())
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "not torn down: containers {:?}, processes {:?}, marker {}",
+                self.containers(),
+                self.processes(),
+                marker.exists()
+            )
+        });
+        self.assert_nothing_left();
+    }
+
     /// After every test: nothing of the Domain runs (FR-6).
     pub fn assert_nothing_left(&self) {
         assert_eq!(
@@ -544,4 +563,24 @@ impl TestWorkspace {
             .and_then(|d| d["sessions"].as_array().cloned())
             .unwrap_or_default()
     }
+}
+
+/// Processes whose working directory is `dir` and whose arguments include every one of
+/// `args` (a leak check for commands a test started through `runuser`, which a kill of the
+/// wrapper does not reach).
+pub fn processes_in(dir: &std::path::Path, args: &[&str]) -> Vec<u32> {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let have: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+            args.iter().all(|a| have.contains(&a.as_bytes()))
+                && std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| c == dir)
+        })
+        .collect()
 }

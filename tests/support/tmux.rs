@@ -1,7 +1,7 @@
 //! A tmux server of the developer's, private to one test, to drive interactive `lazaret run`s
 //! as a developer would: typing, reading the screen, resizing.
 
-use super::{wait_for, Dev};
+use super::{lazaret_bin, wait_for, Dev, TestWorkspace};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -65,6 +65,31 @@ impl<'a> Tmux<'a> {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// What `target` shows now, without its scrollback.
+    pub fn visible(&self, target: &str) -> String {
+        let out = self
+            .cmd()
+            .args(["capture-pane", "-p", "-t", target])
+            .output()
+            .expect("capture");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Waits (60 s at most) until what `target` shows now, without its scrollback, satisfies
+    /// `pred`; returns it.
+    pub fn wait_visible(&self, target: &str, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        wait_for(Duration::from_secs(60), || {
+            let s = self.visible(target);
+            pred(&s).then_some(s)
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "waiting for {what}; {target} shows:\n{}",
+                self.visible(target)
+            )
+        })
+    }
+
     /// A tmux format of `target`, e.g. `#{pane_title}`.
     pub fn format(&self, target: &str, format: &str) -> String {
         let out = self
@@ -124,5 +149,33 @@ impl Tmux<'_> {
 impl Drop for Tmux<'_> {
     fn drop(&mut self) {
         let _ = self.cmd().arg("kill-server").output();
+    }
+}
+
+impl Tmux<'_> {
+    /// `lazaret run --detachable -- bash` of `ws` (its configuration and profile) in
+    /// `target`, then waits for the sandbox's prompt (`sandbox# `): keys typed before the
+    /// client is attached are not delivered.
+    pub fn start_detachable(&self, target: &str, ws: &TestWorkspace) {
+        let env = ws.env_args().join(" ");
+        let lazaret = lazaret_bin().display().to_string();
+        let profile = ws
+            .profile
+            .as_ref()
+            .map(|p| format!("--profile {p} "))
+            .unwrap_or_default();
+        self.type_line(
+            target,
+            &format!(
+                "PS1='host$ '; env {env} {lazaret} run --detachable {profile}-- bash; echo cli-rc=$?"
+            ),
+        );
+        self.wait_screen(target, "the sandbox shell", |s| s.contains(":/workspace# "));
+        wait_for(Duration::from_secs(30), || {
+            self.type_line(target, "PS1='sandbox# '");
+            std::thread::sleep(Duration::from_millis(500));
+            self.screen(target).contains("\nsandbox# ").then_some(())
+        })
+        .unwrap_or_else(|| panic!("no sandbox prompt:\n{}", self.screen(target)));
     }
 }

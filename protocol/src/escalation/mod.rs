@@ -13,12 +13,14 @@
 //! outcomes other than completion are the `EXIT_*` constants. Layout and semantics for users:
 //! `docs/escalation.md`.
 
+mod pending;
 mod prompt;
 mod request;
 mod result;
 #[cfg(test)]
 mod tests;
 
+pub use pending::{DecideAnswer, PendingEscalation};
 pub use prompt::{Decision, EscalationPrompt};
 pub use request::{request_id_is_valid, RequestBody, SignedRequest};
 pub use result::{EscalationResult, Outcome};

@@ -21,6 +21,12 @@ fn the_activity_word_follows_the_status_fields_in_order_of_need() {
     assert_eq!(of(true, 0, "", now - 4_999), Activity::Working);
     assert_eq!(of(true, 0, "", now - 5_000), Activity::Idle);
     assert_eq!(of(true, 0, "", 0), Activity::Idle);
+    // A profile's own threshold, as the coordinator published it.
+    let mut slow = status(true, 0, "", now - 20_000);
+    slow.idle_after_ms = 30_000;
+    assert_eq!(Activity::of(&slow, now), Activity::Working);
+    slow.idle_after_ms = 10_000;
+    assert_eq!(Activity::of(&slow, now), Activity::Idle);
     assert_eq!(Activity::Attention("x".into()).word(), "attention");
     assert_eq!(Activity::Escalation(1).word(), "escalation");
 }

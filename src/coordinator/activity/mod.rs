@@ -11,7 +11,8 @@ use notices::{Notice, NoticeScanner};
 use std::time::{Duration, Instant};
 
 /// Output newer than this makes a session `working`; older, `idle`.
-pub const IDLE_AFTER: Duration = Duration::from_secs(5);
+pub const IDLE_AFTER: Duration =
+    Duration::from_millis(lazaret_protocol::activity::DEFAULT_IDLE_AFTER_MS);
 
 /// How often the time of the last output is published at most while output flows (a status
 /// write per read would cost more than the output).
@@ -45,9 +46,7 @@ impl Activity {
             Activity::Escalation(s.pending_escalations)
         } else if !attention.is_empty() {
             Activity::Attention(attention.to_owned())
-        } else if last_output_ms > 0
-            && now_ms.saturating_sub(last_output_ms) < IDLE_AFTER.as_millis() as u64
-        {
+        } else if last_output_ms > 0 && now_ms.saturating_sub(last_output_ms) < idle_after(s) {
             Activity::Working
         } else {
             Activity::Idle
@@ -63,6 +62,15 @@ impl Activity {
             Activity::Working => "working",
             Activity::Idle => "idle",
         }
+    }
+}
+
+/// The session's threshold between `working` and `idle`, in ms.
+fn idle_after(s: &SessionStatus) -> u64 {
+    if s.idle_after_ms > 0 {
+        s.idle_after_ms
+    } else {
+        u64::try_from(IDLE_AFTER.as_millis()).unwrap_or(u64::MAX)
     }
 }
 

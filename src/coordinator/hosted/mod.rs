@@ -5,11 +5,14 @@
 //! is the session's). A detached session is still a Client Session for FR-6: the Domain is
 //! torn down only when no session remains.
 
+pub mod activity_feed;
+pub mod concluded;
 pub mod hangup;
 pub mod panel_feed;
 pub mod prompts;
 #[cfg(test)]
 pub(crate) mod prompts_tests;
+pub mod remote_decision;
 pub mod screen_state;
 pub mod session;
 pub mod viewer;
@@ -23,7 +26,7 @@ use crate::escalation::routing::Decided;
 use crate::escalation::routing::PromptEvent;
 use crate::profile::AgentProfile;
 use lazaret_protocol::escalation::Decision;
-use lazaret_protocol::messages::{Refusal, RefusalCode, SessionInfo, Updates};
+use lazaret_protocol::messages::{CoordinatorMessage, Refusal, RefusalCode, SessionInfo, Updates};
 use lazaret_protocol::{ComponentId, SessionId};
 use prompts::PromptBoard;
 use session::{HostedSession, Spawn};
@@ -86,6 +89,8 @@ pub struct SessionHost {
     pub(super) spawn: SpawnConfig,
     /// The last Domain state and denials sent to control centres.
     feed: Arc<Mutex<panel_feed::PanelFeed>>,
+    /// The last activity of each session sent to control centres.
+    activity: Mutex<activity_feed::ActivityFeed>,
     sessions: Mutex<BTreeMap<String, Arc<HostedSession>>>,
     viewers: Mutex<HashMap<ViewerKey, Viewer>>,
     board: Mutex<PromptBoard>,
@@ -113,6 +118,7 @@ impl SessionHost {
             engine,
             spawn,
             feed: Default::default(),
+            activity: Default::default(),
             sessions: Mutex::new(BTreeMap::new()),
             viewers: Mutex::new(HashMap::new()),
             board: Mutex::new(PromptBoard::default()),
@@ -441,25 +447,33 @@ impl SessionHost {
 
     /// `key` is a control centre: it is offered every session's escalation prompts.
     pub fn watch_escalations(&self, key: ViewerKey) {
-        let out = {
-            let mut viewers = lock(&self.viewers);
-            let Some(v) = viewers.get_mut(&key) else {
-                return;
-            };
-            if v.centre.is_none() {
-                let viewer = self.engine.registry().connect_viewer();
-                if self.engine.viewer_step(Event::Watch { viewer }) {
-                    v.centre = Some(viewer);
-                }
-            }
-            v.out.clone()
+        // Every waiting prompt is offered by the core's `Watch`.
+        self.become_centre(key);
+        let Some(out) = self.outbound(key) else {
+            return;
         };
-        // Every waiting prompt is offered by the core's `Watch` (above).
         lock(&self.feed).greet(&out);
+        lock(&self.activity).greet(&out);
+    }
+
+    /// The developer looked at a session in a control centre: its attention is cleared.
+    pub fn looked(&self, id: &SessionId) {
+        let session = lock(&self.sessions).get(id.as_str()).cloned();
+        if let Some(s) = session {
+            if s.looked() {
+                tracing::info!(session = %id, "attention cleared: looked at in a control centre");
+                self.publish(&s);
+            }
+        }
     }
 
     /// A client's decision on an escalation prompt: the first one offered the prompt wins.
-    pub fn decide(&self, key: ViewerKey, request_id: &str, decision: Decision) {
+    pub fn decide(
+        &self,
+        key: ViewerKey,
+        request_id: &str,
+        decision: Decision,
+    ) -> Result<(), prompts::NotTaken> {
         let by = self.describe(key);
         // Who decides in the protocol model: the client's attachment to the request's session,
         // else the client as a control centre.
@@ -483,9 +497,9 @@ impl SessionHost {
             client: &client,
         };
         let taken = lock(&self.board).decide(request_id, key, &decider, decided);
-        match taken {
+        match &taken {
             Ok(()) => {
-                tracing::info!(request = %request_id, ?decision, %by, "developer decided");
+                tracing::info!(request = %request_id, ?decision, %by, ?viewer, "developer decided");
                 if let Some(s) = session {
                     self.publish_id(&s);
                 }
@@ -494,6 +508,7 @@ impl SessionHost {
                 tracing::info!(request = %request_id, ?why, %by, "escalation decision not taken")
             }
         }
+        taken
     }
 
     /// [`Self::publish`] of a running session by its ID.
@@ -509,6 +524,15 @@ impl SessionHost {
         let info = s.info();
         let (last_output_unix_ms, attention) = s.activity();
         let pending_escalations = lock(&self.board).pending_of(s.id.as_str());
+        let idle_after_ms =
+            u64::try_from(self.spawn.profile.idle_after().as_millis()).unwrap_or(u64::MAX);
+        let activity = lazaret_protocol::activity::SessionActivity {
+            last_output_unix_ms,
+            attention: attention.clone(),
+            pending_escalations,
+            running: info.running,
+            idle_after_ms,
+        };
         self.engine.set_hosted(
             &s.id,
             crate::coordinator::engine::HostedStatus {
@@ -519,8 +543,15 @@ impl SessionHost {
                 last_output_unix_ms,
                 attention,
                 pending_escalations,
+                idle_after_ms,
             },
         );
+        let changed = lock(&self.activity).update(&s.id, activity);
+        if let Some(message) = changed {
+            for out in self.centres() {
+                let _ = out.send(viewer::Outbound::Message(message.clone()));
+            }
+        }
     }
 
     fn running(&self, id: &str) -> Result<Arc<HostedSession>, String> {
@@ -535,6 +566,8 @@ impl SessionHost {
         let id = session.id.as_str().to_owned();
         tracing::info!(session = %id, exit = ?session.exit(), "coordinator-owned session ended");
         lock(&self.sessions).remove(&id);
+        lock(&self.activity).forget(&id);
+        self.tell_centres_ended(session);
         // The model's Leave detaches the session's viewers by itself.
         for v in lock(&self.viewers).values_mut() {
             v.models.remove(&id);
@@ -554,6 +587,22 @@ impl SessionHost {
             Err(e) => tracing::warn!("Git Sentry end-of-run check: {e:#}"),
         }
         self.engine.leave(session.cli, Some(&session.id));
+    }
+
+    /// Control centres not attached to the session learn that it exited (with its status) as
+    /// the attached clients do (`lazaret events`); an attached one is told by the session.
+    fn tell_centres_ended(&self, session: &HostedSession) {
+        let Some(exit) = session.exit() else { return };
+        let message = CoordinatorMessage::SessionExited {
+            session_id: session.id.clone(),
+            status: exit.status,
+            reason: exit.reason,
+        };
+        for v in lock(&self.viewers).values() {
+            if v.centre.is_some() && !v.models.contains_key(session.id.as_str()) {
+                let _ = v.out.send(viewer::Outbound::Message(message.clone()));
+            }
+        }
     }
 
     /// Escalation prompts of the session: the core's `ShowPrompt`, `OfferPrompt` (to its

@@ -9,9 +9,10 @@
 //! one wins, and its answer goes to the waiting request); the withdrawal from the others
 //! follows the core's step that records it.
 
+use super::concluded::Concluded;
 use super::viewer::{Outbound, OutboundSender, ViewerKey};
 use crate::escalation::routing::Decided;
-use lazaret_protocol::escalation::{Decision, EscalationPrompt};
+use lazaret_protocol::escalation::{DecideAnswer, Decision, EscalationPrompt, PendingEscalation};
 use lazaret_protocol::messages::CoordinatorMessage;
 use std::collections::HashMap;
 
@@ -22,6 +23,8 @@ struct Pending {
     reply: std::sync::mpsc::Sender<Decided>,
     /// Clients it was offered to (to withdraw it from them).
     offered: HashMap<ViewerKey, OutboundSender>,
+    /// When it was shown.
+    asked: std::time::Instant,
 }
 
 /// Why a decision was not taken.
@@ -46,6 +49,8 @@ struct Taken {
 pub struct PromptBoard {
     pending: HashMap<String, Pending>,
     decided: HashMap<String, Taken>,
+    /// How recent prompts ended, for late deciders.
+    concluded: Concluded,
 }
 
 impl PromptBoard {
@@ -62,6 +67,7 @@ impl PromptBoard {
             prompt,
             reply,
             offered: HashMap::new(),
+            asked: std::time::Instant::now(),
         };
         for (key, out) in to {
             offer(&mut pending, key, out);
@@ -88,6 +94,9 @@ impl PromptBoard {
         }
         if let Some(p) = self.pending.remove(request_id) {
             told += withdraw_from(&p, None, reason);
+        }
+        if !decided {
+            self.concluded.withdrawn(request_id, reason);
         }
         told
     }
@@ -116,6 +125,13 @@ impl PromptBoard {
             return Err(NotTaken::Unknown);
         };
         let reason = decided_elsewhere(&decided.decision, by);
+        self.concluded.record(
+            request_id,
+            DecideAnswer::AlreadyDecided {
+                decision: what(&decided.decision).to_owned(),
+                by: attribution(&decided.decision, by),
+            },
+        );
         let _ = p.reply.send(decided);
         self.decided.insert(
             request_id.to_owned(),
@@ -151,9 +167,41 @@ impl PromptBoard {
     pub fn waiting(&self) -> Vec<String> {
         self.pending.keys().cloned().collect()
     }
+
+    /// The prompts waiting for a decision, oldest first.
+    pub fn list(&self) -> Vec<PendingEscalation> {
+        let mut waiting: Vec<&Pending> = self.pending.values().collect();
+        waiting.sort_by_key(|p| p.asked);
+        waiting
+            .into_iter()
+            .map(|p| {
+                let age = u32::try_from(p.asked.elapsed().as_secs()).unwrap_or(u32::MAX);
+                PendingEscalation {
+                    prompt: p.prompt.clone(),
+                    age_secs: age,
+                    seconds_left: p.prompt.timeout_secs.saturating_sub(age),
+                }
+            })
+            .collect()
+    }
+
+    /// Whether `request_id` waits for a decision.
+    pub fn is_pending(&self, request_id: &str) -> bool {
+        self.pending.contains_key(request_id)
+    }
+
+    /// What became of a request that no longer waits: decided (by whom), timed out,
+    /// withdrawn — or unknown.
+    pub fn concluded(&self, request_id: &str) -> DecideAnswer {
+        self.concluded
+            .get(request_id)
+            .cloned()
+            .unwrap_or(DecideAnswer::Unknown {})
+    }
 }
 
-/// The client that decided a prompt: its label ("tui", "attach", "run") and Client CLI ID.
+/// The client that decided a prompt: its label ("tui", "attach", "run", "cli") and Client
+/// CLI ID.
 pub struct Decider<'a> {
     pub label: &'a str,
     pub client: &'a str,
@@ -162,21 +210,41 @@ pub struct Decider<'a> {
 /// What the other clients are told when `by` decided (FR-5: who decided is attributable), e.g.
 /// "decided elsewhere: approved in a control centre (lazaret tui, client 3fa9c1d2)".
 pub fn decided_elsewhere(decision: &Decision, by: &Decider<'_>) -> String {
-    let what = match decision {
+    format!(
+        "decided elsewhere: {} {}",
+        what(decision),
+        attribution(decision, by)
+    )
+}
+
+/// What a decision did, in words: "approved", "approved with an edited command", "denied".
+pub fn what(decision: &Decision) -> &'static str {
+    match decision {
         Decision::Approve {} => "approved",
         Decision::Edit { .. } => "approved with an edited command",
         Decision::Deny {} => "denied",
-    };
-    let kind = match by.label {
-        "tui" => "in a control centre (lazaret tui",
-        "attach" => "in an attached terminal (lazaret attach",
-        "run" => "in the terminal that started the session (lazaret run --detachable",
+    }
+}
+
+/// Where and by which client a decision was taken, e.g. "in a control centre (lazaret tui,
+/// client 3fa9c1d2)" or "from the command line (lazaret approve, client 3fa9c1d2)".
+pub fn attribution(decision: &Decision, by: &Decider<'_>) -> String {
+    let kind = match (by.label, decision) {
+        ("tui", _) => "in a control centre (lazaret tui",
+        ("attach", _) => "in an attached terminal (lazaret attach",
+        ("run", _) => "in the terminal that started the session (lazaret run --detachable",
+        (CLI_LABEL, Decision::Deny {}) => "from the command line (lazaret deny",
+        (CLI_LABEL, _) => "from the command line (lazaret approve",
         _ => "in another client (",
     };
     let client: String = by.client.chars().take(8).collect();
     let sep = if kind.ends_with('(') { "" } else { ", " };
-    format!("decided elsewhere: {what} {kind}{sep}client {client})")
+    format!("{kind}{sep}client {client})")
 }
+
+/// The label of a client that decides from the command line (`lazaret approve`, `lazaret
+/// deny`, `lazaret escalations`).
+pub const CLI_LABEL: &str = "cli";
 
 fn offer(p: &mut Pending, key: ViewerKey, out: OutboundSender) {
     if p.offered.contains_key(&key) {

@@ -6,7 +6,7 @@ use crate::escalation::routing::Decided;
 use lazaret_protocol::escalation::EscalationPrompt;
 use lazaret_protocol::messages::CoordinatorMessage;
 
-use lazaret_protocol::escalation::Decision;
+use lazaret_protocol::escalation::{DecideAnswer, Decision};
 use tokio::sync::mpsc;
 
 fn d(decision: Decision) -> Decided {
@@ -38,6 +38,16 @@ fn the_withdrawal_says_what_was_decided_and_by_which_kind_of_client() {
             "run",
             "decided elsewhere: approved with an edited command in the terminal that started \
              the session (lazaret run --detachable, client 01234567)",
+        ),
+        (
+            Decision::Approve {},
+            "cli",
+            "decided elsewhere: approved from the command line (lazaret approve, client 01234567)",
+        ),
+        (
+            Decision::Deny {},
+            "cli",
+            "decided elsewhere: denied from the command line (lazaret deny, client 01234567)",
         ),
         (
             Decision::Approve {},
@@ -206,4 +216,45 @@ fn a_prompt_withdrawn_for_another_reason_after_a_decision_spares_the_decider() {
     );
     assert_eq!(board.withdraw("r1", "again", false), 0);
     assert!(kinds(&mut rb).is_empty(), "withdrawn once");
+}
+
+#[test]
+fn a_late_decider_learns_who_decided_first_or_that_time_ran_out() {
+    let mut board = PromptBoard::default();
+    let (a, _ra) = mpsc::unbounded_channel();
+    let (reply, _answer) = std::sync::mpsc::channel();
+    board.ask(
+        "s1",
+        prompt("r1", "s1"),
+        reply.clone(),
+        vec![(1, a.clone())],
+    );
+    board.ask("s1", prompt("r2", "s1"), reply, vec![(1, a)]);
+    let listed: Vec<_> = board
+        .list()
+        .into_iter()
+        .map(|p| p.prompt.request_id)
+        .collect();
+    assert_eq!(listed, ["r1", "r2"], "oldest first");
+    assert!(board
+        .list()
+        .iter()
+        .all(|p| p.seconds_left <= 60 && p.age_secs < 5));
+    assert_eq!(
+        board.decide("r1", 1, &by("cli", "c1234567890"), d(Decision::Deny {})),
+        Ok(())
+    );
+    board.withdraw("r1", "decided elsewhere", true);
+    board.withdraw("r2", "no decision in time", false);
+    assert!(board.list().is_empty());
+    assert!(!board.is_pending("r1"));
+    assert_eq!(
+        board.concluded("r1"),
+        DecideAnswer::AlreadyDecided {
+            decision: "denied".into(),
+            by: "from the command line (lazaret deny, client c1234567)".into()
+        }
+    );
+    assert_eq!(board.concluded("r2"), DecideAnswer::TimedOut {});
+    assert_eq!(board.concluded("r3"), DecideAnswer::Unknown {});
 }

@@ -8,7 +8,7 @@ use super::event::AppSender;
 use super::input;
 use super::keymap::Action;
 use super::layout::{Dir, PaneId, Tab, Towards};
-use super::pane::{Pane, PaneStatus};
+use super::pane::Pane;
 use super::settings::Settings;
 use crate::terminal::line_editor::{self, Key, LineEditor};
 use crossterm::event::{Event, KeyEvent};
@@ -57,6 +57,17 @@ pub struct App {
     /// Each Domain's state and denials as its coordinator last sent them (by Domain ID).
     pub domain_states: std::collections::HashMap<String, DomainView>,
     pub domain_denials: std::collections::HashMap<String, Vec<DenialEntry>>,
+    /// Each session's activity as its coordinator last sent it (by session ID).
+    pub activity: std::collections::HashMap<String, lazaret_protocol::activity::SessionActivity>,
+    /// Whether the host terminal has focus (focus events; true until one says otherwise).
+    pub host_focused: bool,
+    /// Whether the last frame showed a session `working` (the marker turns `idle` with time).
+    pub drawn_working: bool,
+    /// Which panes were last alerted for (`[alerts]`).
+    pub alerter: super::alerts::Alerter,
+    /// Alert bytes (bell, Lazaret's notification) for the host terminal, written with the next
+    /// frame.
+    pub alert_bytes: Vec<u8>,
     /// The TUI's connections to the Domains it shows.
     pub links: Arc<super::links::Links>,
     /// Quitting was asked: the status line asks whether to end the sessions or detach.
@@ -111,6 +122,11 @@ impl App {
             launcher: launcher.clone(),
             domain_states: Default::default(),
             domain_denials: Default::default(),
+            activity: Default::default(),
+            host_focused: true,
+            drawn_working: false,
+            alerter: Default::default(),
+            alert_bytes: Vec::new(),
             needs_render: true,
             pane_rects: Vec::new(),
             main_area: Rect::default(),
@@ -283,42 +299,6 @@ impl App {
         self.focus = Focus::Panes;
     }
 
-    fn close_focused(&mut self) {
-        if let Some(id) = self.focused() {
-            if let Some(p) = self.panes.get(&id) {
-                p.close();
-            }
-        }
-    }
-
-    /// A pane's command ended: it leaves the layout.
-    fn pane_ended(&mut self, id: PaneId, result: Result<i32, String>) {
-        match &result {
-            Ok(code) => self.message(format!("pane {id}: the command ended with status {code}")),
-            Err(e) => self.message(format!("pane {id}: {e}")),
-        }
-        if let Some(p) = self.panes.get_mut(&id) {
-            p.status = match result {
-                Ok(code) => PaneStatus::Exited(code),
-                Err(e) => PaneStatus::Failed(e),
-            };
-        }
-        self.escalations.forget_pane(id, Instant::now());
-        if let Some(p) = self.panes.remove(&id) {
-            p.ended();
-        }
-        for t in &mut self.tabs {
-            if t.panes().contains(&id) && !t.remove(id) {
-                t.root = super::layout::Node::Split(Dir::Right, Vec::new());
-            }
-        }
-        self.tabs.retain(|t| !t.panes().is_empty());
-        self.tab = self.tab.min(self.tabs.len().saturating_sub(1));
-        if self.tabs.is_empty() {
-            self.quit = true;
-        }
-    }
-
     pub(super) fn act(&mut self, action: Action) {
         let tab_count = self.tabs.len().max(1);
         let main = self.main_area;
@@ -342,6 +322,7 @@ impl App {
                 }
                 self.focus = Focus::Panes;
             }
+            Action::NextNeed => self.jump_to_need(),
             Action::FocusNext => {
                 if let Some(t) = self.tabs.get_mut(self.tab) {
                     t.focus_next();
@@ -418,7 +399,8 @@ impl App {
                     p.write(&bytes);
                 }
             }
-            AppEvent::Input(Event::FocusGained | Event::FocusLost) => {}
+            AppEvent::Input(Event::FocusGained) => self.host_focused = true,
+            AppEvent::Input(Event::FocusLost) => self.host_focused = false,
             AppEvent::Input(Event::Resize(..)) | AppEvent::Output => {}
             AppEvent::Link { domain, event } => self.link_event(&domain, event),
             AppEvent::Detach => self.detach_all(),

@@ -33,6 +33,9 @@ pub(super) fn key_of(k: &KeyEvent) -> Key {
 
 impl App {
     pub(super) fn key_to_pane(&mut self, k: &KeyEvent) {
+        if self.key_to_ended_pane(k) {
+            return;
+        }
         let Some(p) = self.focused().and_then(|id| self.panes.get_mut(&id)) else {
             return;
         };

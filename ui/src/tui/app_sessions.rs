@@ -42,6 +42,8 @@ impl App {
             LinkEvent::Exited {
                 session, status, ..
             } => {
+                // Control centres are told of every session's end: its activity goes too.
+                self.activity.remove(session.as_str());
                 if let Some(pane) = self.pane_of(session.as_str()) {
                     self.pane_ended_with(pane, status.ok_or_else(|| "the session ended".into()));
                 }
@@ -105,6 +107,9 @@ impl App {
             LinkEvent::Denials(entries) => {
                 self.domain_denials.insert(domain.to_owned(), entries);
             }
+            LinkEvent::Activity { session, activity } => {
+                self.activity_event(session.as_str(), activity);
+            }
             LinkEvent::Error(message) => self.message(message),
             LinkEvent::Gone(reason) => {
                 self.links.forget(domain);
@@ -112,6 +117,7 @@ impl App {
                     .panes
                     .values()
                     .filter(|p| p.plan.as_ref().is_some_and(|pl| pl.domain_id() == domain))
+                    .filter(|p| !p.has_ended())
                     .map(|p| p.id)
                     .collect();
                 for pane in gone {

@@ -8,6 +8,7 @@ use super::pane::PaneStatus;
 use super::panels;
 use super::theme::Role;
 use crate::terminal::escape;
+use lazaret_protocol::activity::{Need, SessionActivity};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -69,15 +70,17 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
     let (tabs, _, _, status) = areas(frame.area(), app.panels);
     draw_tabs(frame, app, tabs);
     let pending_panes: Vec<_> = app.escalations.pending.iter().map(|p| p.pane).collect();
+    let now = super::app_activity::now_ms();
     let selected = app.escalations.selected_pane();
     for (id, rect) in &app.pane_rects {
         let Some(pane) = app.panes.get(id) else {
             continue;
         };
         let focused = app.focused() == Some(*id) && app.focus == Focus::Panes;
+        let need = app.need_of(*id, now);
         let border = if selected == Some(*id) && app.focus == Focus::Escalations {
             theme.style(Role::Highlight)
-        } else if pending_panes.contains(id) {
+        } else if pending_panes.contains(id) || need <= Need::Attention {
             theme.style(Role::Pending)
         } else if focused {
             theme.style(Role::Focus)
@@ -93,8 +96,12 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
             PaneStatus::Failed(_) => "failed".to_owned(),
         };
         let mut title = format!(" {id} · {state} ");
-        if pending_panes.contains(id) {
+        if pane.has_ended() {
+            title.push_str("· Enter closes ");
+        } else if pending_panes.contains(id) {
             title.push_str("· ESCALATION PENDING ");
+        } else {
+            title.push_str(&need_marker(need, app.activity_of(*id)));
         }
         if pane.scroll > 0 {
             title.push_str(&format!("· scrolled {} ", pane.scroll));
@@ -117,7 +124,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
         } else {
             emu.draw(frame.buffer_mut(), area, pane.scroll);
         }
-        if focused && !app.help {
+        if focused && !app.help && !pane.has_ended() {
             if let Some((row, col)) = emu.cursor(pane.scroll) {
                 frame.set_cursor_position((area.x + col, area.y + row));
             }
@@ -135,18 +142,54 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
     }
 }
 
+/// What a pane's title says of its session's activity (after its state).
+fn need_marker(need: Need, activity: Option<&SessionActivity>) -> String {
+    match (need, activity) {
+        (Need::Escalation, _) => "· ESCALATION PENDING ".to_owned(),
+        (Need::Attention, Some(a)) => format!("· ! NEEDS YOU: {} ", clip(&a.attention, 40)),
+        (Need::Working, _) => "· working ".to_owned(),
+        (Need::Idle, Some(_)) => "· idle ".to_owned(),
+        _ => String::new(),
+    }
+}
+
+/// At most `max` characters of `text`, which its coordinator escaped: anything a terminal
+/// would interpret is escaped again all the same, but backslashes are kept as they are
+/// (escaping them again would double the coordinator's `\u{1b}`).
+pub(super) fn clip(text: &str, max: usize) -> String {
+    let mut shown = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c == '\\' {
+            shown.push(c);
+        } else {
+            escape::push_visible(&mut shown, c);
+        }
+    }
+    if shown.chars().count() <= max {
+        return shown;
+    }
+    let mut s: String = shown.chars().take(max.saturating_sub(1)).collect();
+    s.push('…');
+    s
+}
+
 fn draw_tabs(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let theme = &app.settings.theme;
+    let now = super::app_activity::now_ms();
     let mut spans = vec![Span::styled(" lazaret ", theme.style(Role::Title))];
     for (i, t) in app.tabs.iter().enumerate() {
-        let role = if i == app.tab {
+        let needs = app.tab_needs_you(i, now);
+        let role = if needs {
+            Role::Pending
+        } else if i == app.tab {
             Role::TabActive
         } else {
             Role::Tab
         };
         spans.push(Span::styled(
             format!(
-                " tab {} ({} pane{}) ",
+                " {}tab {} ({} pane{}) ",
+                if needs { "! " } else { "" },
                 i + 1,
                 t.panes().len(),
                 if t.panes().len() == 1 { "" } else { "s" }
@@ -154,10 +197,23 @@ fn draw_tabs(frame: &mut Frame<'_>, app: &App, area: Rect) {
             theme.style(role),
         ));
     }
-    let n = app.escalations.pending.len();
+    let (attention, n) = app.needs_summary(now);
+    let mut summary = Vec::new();
+    if attention > 0 {
+        summary.push(format!(
+            "{attention} need{} you",
+            if attention == 1 { "s" } else { "" }
+        ));
+    }
     if n > 0 {
+        summary.push(format!(
+            "{n} escalation{} pending",
+            if n == 1 { "" } else { "s" }
+        ));
+    }
+    if !summary.is_empty() {
         spans.push(Span::styled(
-            format!(" {n} escalation{} pending ", if n == 1 { "" } else { "s" }),
+            format!(" {} ", summary.join(" · ")),
             theme.style(Role::Pending),
         ));
     }

@@ -93,28 +93,30 @@ pub(crate) const ABORT_SEQUENCE: &[u8] = b"\x18";
 /// 1049l restores the saved cursor.
 pub(crate) const LEAVE_ALT_SCREEN: &[u8] = b"\x1b[?1049l";
 
+/// The 16 ANSI colours as ratatui names them, by xterm palette index.
+pub const NAMED_COLORS: [Color; 16] = [
+    Color::Black,
+    Color::Red,
+    Color::Green,
+    Color::Yellow,
+    Color::Blue,
+    Color::Magenta,
+    Color::Cyan,
+    Color::Gray,
+    Color::DarkGray,
+    Color::LightRed,
+    Color::LightGreen,
+    Color::LightYellow,
+    Color::LightBlue,
+    Color::LightMagenta,
+    Color::LightCyan,
+    Color::White,
+];
+
 /// The ratatui colour for an xterm palette index; 0–15 become the named ANSI colours so the host
 /// terminal applies its own theme.
 pub(crate) fn indexed_color(n: u8) -> Color {
-    const NAMED: [Color; 16] = [
-        Color::Black,
-        Color::Red,
-        Color::Green,
-        Color::Yellow,
-        Color::Blue,
-        Color::Magenta,
-        Color::Cyan,
-        Color::Gray,
-        Color::DarkGray,
-        Color::LightRed,
-        Color::LightGreen,
-        Color::LightYellow,
-        Color::LightBlue,
-        Color::LightMagenta,
-        Color::LightCyan,
-        Color::White,
-    ];
-    NAMED
+    NAMED_COLORS
         .get(usize::from(n))
         .copied()
         .unwrap_or(Color::Indexed(n))

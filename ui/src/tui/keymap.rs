@@ -60,6 +60,7 @@ actions! {
         FocusUp = "focus-up", "up k", "Focus the pane above";
         FocusDown = "focus-down", "down j", "Focus the pane below";
         FocusNext = "focus-next", "o", "Focus the next pane";
+        NextNeed = "next-need", "u", "Focus the next pane that needs you (escalation, bell, notification)";
         Zoom = "zoom", "z", "Zoom the focused pane (again: unzoom)";
         ClosePane = "close-pane", "x", "Close the focused pane";
         Escalations = "escalations", "a", "Escalations panel (approve / edit / deny)";

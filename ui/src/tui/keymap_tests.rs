@@ -178,14 +178,14 @@ fn help_rows_are_typed_keys_in_a_stable_order() {
     assert_eq!(help[4].0, "ctrl-b N");
     assert_eq!(help[7].0, "ctrl-b left, ctrl-b h");
     assert_eq!(
-        help[24],
+        help[25],
         (
             "ctrl-b ctrl-b".to_owned(),
             Action::SendPrefix.description().to_owned()
         )
     );
-    assert_eq!(help[25].0, "a, y");
-    assert_eq!(help[30].0, "esc");
+    assert_eq!(help[26].0, "a, y");
+    assert_eq!(help[31].0, "esc");
     km.set_prefix(spec("ctrl-a"));
     km.bind(Action::Zoom, vec![]);
     let help = km.help();

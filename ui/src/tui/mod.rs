@@ -1,6 +1,9 @@
 //! `lazaret tui`: the full-screen control centre (issue #7) — agent terminals as emulated panes,
 //! with side panels for escalation approvals, Domain state and network denials.
+pub mod alerts;
 pub mod app;
+mod app_activity;
+mod app_ended;
 mod app_input;
 mod app_reattach;
 mod app_sessions;
@@ -27,6 +30,9 @@ pub mod screen;
 pub mod settings;
 #[cfg(test)]
 mod snapshot_tests;
+pub mod terminal_input;
+#[cfg(test)]
+mod test_frame;
 #[cfg(test)]
 mod test_launcher;
 pub mod theme;

@@ -54,6 +54,9 @@ pub struct Pane {
     /// A session of this TUI (started here, or by a TUI and shown again): quitting with "end"
     /// ends it. Other sessions opened from the picker are only detached.
     pub owned: bool,
+    /// The developer closed the pane while its session ran: when the session has ended the
+    /// pane leaves the layout instead of keeping its final screen.
+    pub closing: bool,
     shared: Arc<PaneShared>,
 }
 
@@ -121,6 +124,7 @@ impl Pane {
             requested: None,
             scroll_limit: scrollback,
             owned: true,
+            closing: false,
             shared,
         }
     }
@@ -172,6 +176,7 @@ impl Pane {
             requested: None,
             scroll_limit: scrollback,
             owned: false,
+            closing: false,
             shared,
         }
     }
@@ -191,6 +196,7 @@ impl Pane {
             requested: None,
             scroll_limit: scrollback,
             owned: false,
+            closing: false,
             shared: Arc::new(PaneShared::new((rows, cols), scrollback, None)),
         }
     }
@@ -207,7 +213,10 @@ impl Pane {
     /// page, to ask), or the emulator's own for an offline pane; never past
     /// [`Pane::scroll_limit`].
     pub fn history_max(&self, page: usize) -> usize {
-        let kept = if !self.remote {
+        let kept = if self.remote && self.has_ended() {
+            // The history was the session's, in its coordinator.
+            0
+        } else if !self.remote {
             self.emulator().history_len()
         } else {
             match &self.history {
@@ -313,6 +322,11 @@ impl Pane {
     }
 
     /// The session ended: its modes no longer apply to input, nothing can be written to it.
+    /// Its program ended (or never started): the pane only shows its final screen.
+    pub fn has_ended(&self) -> bool {
+        matches!(self.status, PaneStatus::Exited(_) | PaneStatus::Failed(_))
+    }
+
     pub fn ended(&self) {
         *lock(&self.shared.target) = None;
         lock(&self.shared.emulator).reset_modes();

@@ -4,6 +4,7 @@
 
 use super::theme::{Role, Theme};
 use crate::terminal::escape;
+use lazaret_protocol::activity::{Need, SessionActivity};
 use lazaret_protocol::status::SessionStatus;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -33,7 +34,8 @@ pub enum Picked {
 }
 
 impl Picker {
-    /// Every session of the running Domains, most recent first.
+    /// Every session of the running Domains, those that need the developer first (issue
+    /// #15: escalation, attention, working, idle), then the most recent first.
     pub fn load(runtime_root: &std::path::Path) -> Picker {
         let mut entries = Vec::new();
         for d in lazaret_client::locate::domains(runtime_root).unwrap_or_default() {
@@ -45,7 +47,7 @@ impl Picker {
                 });
             }
         }
-        entries.sort_by_key(|e| std::cmp::Reverse(e.session.started_unix_ms));
+        sort(&mut entries, super::app_activity::now_ms());
         Picker {
             entries,
             selected: 0,
@@ -68,15 +70,45 @@ impl Picker {
     }
 }
 
+/// Those that need the developer first, then the most recent first.
+fn sort(entries: &mut [Entry], now_ms: u64) {
+    entries.sort_by_key(|e| {
+        (
+            need(&e.session, now_ms),
+            std::cmp::Reverse(e.session.started_unix_ms),
+        )
+    });
+}
+
+/// What the session's coordinator last published of its activity, ranked at `now_ms`
+/// (a `lazaret run` session's is not observed: idle).
+fn need(s: &SessionStatus, now_ms: u64) -> Need {
+    if !s.hosted {
+        return Need::Idle;
+    }
+    SessionActivity::of_status(s).need(now_ms)
+}
+
 /// One line of the list.
 fn describe(e: &Entry) -> String {
     let s = &e.session;
-    let state = if !s.hosted {
+    let attached = if !s.hosted {
         "its own terminal".to_owned()
     } else if s.attached.is_empty() {
         "detached".to_owned()
     } else {
         format!("attached: {}", s.attached.join(","))
+    };
+    let state = match need(s, super::app_activity::now_ms()) {
+        _ if !s.hosted => attached,
+        Need::Escalation => format!("{attached}; ESCALATION PENDING"),
+        Need::Attention => format!(
+            "{attached}; ! NEEDS YOU: {}",
+            super::draw::clip(&s.attention, 40)
+        ),
+        Need::Working => format!("{attached}; working"),
+        Need::Idle => format!("{attached}; idle"),
+        Need::Ended => format!("{attached}; ending"),
     };
     format!(
         "{}  {}  {}  [{}]  {}",
@@ -127,4 +159,43 @@ pub fn draw(frame: &mut Frame<'_>, picker: &Picker, theme: &Theme) {
             .style(Style::default()),
         area,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(n: u64, hosted: bool, last: u64, attention: &str, pending: u32) -> Entry {
+        let mut s = SessionStatus::registered(&format!("{n:064x}"), "c", n);
+        s.hosted = hosted;
+        s.last_output_unix_ms = last;
+        s.attention = attention.into();
+        s.pending_escalations = pending;
+        Entry {
+            workspace: PathBuf::from("/w"),
+            profile: "shell".into(),
+            session: s,
+        }
+    }
+
+    #[test]
+    fn sessions_that_need_you_come_first_then_the_newest() {
+        let now = 1_000_000;
+        let mut entries = vec![
+            entry(1, true, 0, "", 0),
+            entry(2, true, now - 100, "", 0),
+            entry(3, true, 0, "bell", 0),
+            entry(4, false, now, "bell", 3),
+            entry(5, true, 0, "", 1),
+            entry(6, true, 0, "", 0),
+        ];
+        sort(&mut entries, now);
+        let order: Vec<u64> = entries.iter().map(|e| e.session.started_unix_ms).collect();
+        // escalation, attention, working, then idle newest first (a `lazaret run` session is
+        // not observed: idle).
+        assert_eq!(order, vec![5, 3, 2, 6, 4, 1]);
+        assert!(describe(&entries[0]).contains("detached; ESCALATION PENDING"));
+        assert!(describe(&entries[1]).contains("! NEEDS YOU: bell"));
+        assert!(describe(&entries[4]).contains("[its own terminal]"));
+    }
 }

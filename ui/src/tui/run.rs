@@ -1,6 +1,6 @@
-//! The TUI's loop: one thread reads the host terminal; this loop's thread runs the links to the
-//! coordinators (tasks on its runtime, feeding the panes' emulators) and applies every event and
-//! renders — a frame at once when frames are rare, at most one
+//! The TUI's loop: one thread reads the host terminal ([`super::terminal_input`]), runs the
+//! links to the coordinators (tasks on its runtime, feeding the panes' emulators), applies every
+//! event and renders — a frame at once when frames are rare, at most one
 //! per [`lazaret_client::pacer::FRAME`] under a flood ([`Pacer`]), each pane's output coalesced into
 //! that frame, so a flood in one pane never delays keys or other panes.
 
@@ -20,6 +20,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 type Backend = CrosstermBackend<FrameWriter<std::io::Stdout>>;
+
+/// How often the loop wakes while nothing happens, to redraw activity markers that change
+/// with time (`working` → `idle`).
+const ACTIVITY_TICK: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// What `lazaret tui` was asked for.
 #[derive(Clone, Debug, Default)]
@@ -57,16 +61,7 @@ pub fn run(launcher: Arc<dyn Launcher>, opts: &TuiOptions) -> anyhow::Result<i32
     let screen = Screen::enter(tx.clone())?;
     let (writer, commit) = FrameWriter::new(std::io::stdout());
     let mut terminal = Terminal::new(CrosstermBackend::new(writer)).context("starting the TUI")?;
-    let input = tx.clone();
-    std::thread::spawn(move || {
-        while let Ok(ev) = crossterm::event::read() {
-            if input.send(AppEvent::Input(ev)).is_err() {
-                return;
-            }
-        }
-        // The terminal cannot be read any more (it went away): detach.
-        let _ = input.send(AppEvent::Detach);
-    });
+    super::terminal_input::start(rt.handle(), tx.clone());
     let mut app = App::new(plan, settings, tx.clone(), launcher, rt.handle().clone());
     let full = terminal.size().context("reading the terminal size")?;
     draw::layout_panes(&mut app, full.into());
@@ -77,11 +72,20 @@ pub fn run(launcher: Arc<dyn Launcher>, opts: &TuiOptions) -> anyhow::Result<i32
     }
     // A lost terminal (SIGHUP) or SIGTERM detaches: the sessions never die with the TUI.
     let detach = tx.clone();
+    let resized = tx.clone();
     let signals = crate::terminal::signals::SignalForwarder::start(
-        move |_| {
+        move |sig| {
+            if sig == libc::SIGHUP {
+                super::terminal_input::drop_terminal();
+            }
             let _ = detach.send(AppEvent::Detach);
         },
-        || {},
+        // The loop waits on the terminal's input, not on crossterm's signal pipe: the new
+        // size is sent as an event (`render` reads the size itself).
+        move || {
+            let (w, h) = crossterm::terminal::size().unwrap_or((0, 0));
+            let _ = resized.send(AppEvent::Input(crossterm::event::Event::Resize(w, h)));
+        },
     )?;
     let result = rt.block_on(event_loop(&mut app, &mut terminal, &commit, &mut rx));
     drop(signals);
@@ -112,6 +116,10 @@ fn render(app: &mut App, terminal: &mut Terminal<Backend>, commit: &Commit) -> a
     let full = terminal.size().context("reading the terminal size")?;
     draw::layout_panes(app, full.into());
     app.follow_focus();
+    app.look_at_focused();
+    let now = super::app_activity::now_ms();
+    app.send_alerts(now);
+    app.drawn_working = app.any_working(now);
     for p in app.panes.values() {
         p.take_dirty();
     }
@@ -122,6 +130,10 @@ fn render(app: &mut App, terminal: &mut Terminal<Backend>, commit: &Commit) -> a
         crossterm::terminal::BeginSynchronizedUpdate
     );
     let drawn = terminal.draw(|f| draw::draw(f, app)).map(|_| ());
+    if !app.alert_bytes.is_empty() {
+        let bytes = std::mem::take(&mut app.alert_bytes);
+        let _ = terminal.backend_mut().write_all(&bytes);
+    }
     let _ = crossterm::queue!(
         terminal.backend_mut(),
         crossterm::terminal::EndSynchronizedUpdate
@@ -161,7 +173,16 @@ async fn event_loop(
         if app.quit {
             return Ok(());
         }
-        match rx.recv().await {
+        // Once a second while a session is `working`: its marker turns `idle` with time alone.
+        let next = tokio::select! {
+            ev = rx.recv() => ev,
+            _ = tokio::time::sleep(ACTIVITY_TICK) => {
+                // Drawn `working`: one more frame once it turned `idle`.
+                app.needs_render = app.drawn_working;
+                continue;
+            }
+        };
+        match next {
             Some(ev) => app.handle(ev),
             None => return Ok(()),
         }

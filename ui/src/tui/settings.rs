@@ -3,6 +3,7 @@
 //! ([`lazaret_client::config::trust::read_trusted`]: a regular file of yours that group and others
 //! cannot write). Errors are `FILE:LINE:COLUMN: what; what to do`. Format: `docs/tui-config.md`.
 
+use super::alerts::{AlertSettings, Notify};
 use super::keymap::{Action, KeySpec, Keymap, PanelAction};
 use super::theme::{self, Theme};
 use lazaret_client::config::location::{display_path, ConfigError, Diagnostic, Source};
@@ -32,6 +33,8 @@ pub struct Settings {
     /// Whether the side panels are shown at start.
     pub panels: bool,
     pub keymap: Keymap,
+    /// `[alerts]`: what the TUI does outside itself when a pane starts needing you.
+    pub alerts: AlertSettings,
 }
 
 impl Default for Settings {
@@ -41,6 +44,7 @@ impl Default for Settings {
             scrollback: DEFAULT_SCROLLBACK,
             panels: true,
             keymap: Keymap::default(),
+            alerts: AlertSettings::default(),
         }
     }
 }
@@ -81,6 +85,9 @@ impl Settings {
             }
         }
         s.panels = raw.panels.unwrap_or(true);
+        if let Some(a) = &raw.alerts {
+            s.alerts = b.alerts(a);
+        }
         b.keys(&raw.keys);
         let mut theme_error = None;
         let name = raw.theme.as_ref().map_or("dark", |t| t.get_ref().as_str());
@@ -115,6 +122,16 @@ struct RawSettings {
     panels: Option<bool>,
     #[serde(default)]
     keys: BTreeMap<Spanned<String>, Spanned<RawKeys>>,
+    alerts: Option<RawAlerts>,
+}
+
+/// `[alerts]` as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAlerts {
+    bell: Option<bool>,
+    notify: Option<Spanned<String>>,
+    command: Option<Spanned<Vec<String>>>,
 }
 
 /// A value under `[keys]`: one key, a list of keys, or the `[keys.panel]` table.
@@ -166,6 +183,39 @@ struct Builder<'a> {
 impl Builder<'_> {
     fn diag(&mut self, span: &Range<usize>, message: String) {
         self.diags.push(self.src.diag(span, message));
+    }
+
+    fn alerts(&mut self, raw: &RawAlerts) -> AlertSettings {
+        let mut a = AlertSettings {
+            bell: raw.bell.unwrap_or(false),
+            ..AlertSettings::default()
+        };
+        if let Some(n) = &raw.notify {
+            match Notify::parse(n.get_ref()) {
+                Some(v) => a.notify = v,
+                None => self.diag(
+                    &n.span(),
+                    format!(
+                        "notify is {:?}; use \"osc9\", \"osc777\" or \"none\"",
+                        n.get_ref()
+                    ),
+                ),
+            }
+        }
+        if let Some(c) = &raw.command {
+            let argv = c.get_ref();
+            if argv.first().is_none_or(|p| p.is_empty()) || argv.iter().any(|a| a.contains('\0')) {
+                self.diag(
+                    &c.span(),
+                    "command is the argv of a host program, e.g. [\"notify-send\", \"Lazaret\"]; \
+                     its first element names the program"
+                        .to_owned(),
+                );
+            } else {
+                a.command = argv.clone();
+            }
+        }
+        a
     }
 
     /// Applies `[keys]` and `[keys.panel]` to the default keymap, then refuses shared keys.

@@ -263,10 +263,36 @@ fn the_examples_in_the_docs_are_valid() -> Result<(), String> {
         .skip(1)
         .filter_map(|b| b.split("```").next())
         .collect();
-    assert_eq!(blocks.len(), 2);
+    assert_eq!(blocks.len(), 3);
     let s = parse(blocks[0])?;
     assert_eq!(s.keymap.keys(Action::FocusLeft), [key("h"), key("left")]);
-    let t = Theme::parse(blocks[1], "mine.toml")?;
+    assert_eq!(s.alerts, AlertSettings::default());
+    let a = parse(blocks[1])?.alerts;
+    assert!(a.bell && a.notify == Notify::Osc9 && a.command[0] == "notify-send");
+    let t = Theme::parse(blocks[2], "mine.toml")?;
     assert_eq!(t.name, "mine");
+    Ok(())
+}
+
+#[test]
+fn alerts_are_off_unless_the_file_turns_them_on_and_bad_ones_are_explained() -> Result<(), String> {
+    assert_eq!(parse("")?.alerts, AlertSettings::default());
+    let s = parse(
+        "[alerts]\nbell = true\nnotify = \"osc777\"\ncommand = [\"notify-send\", \"Lazaret\"]\n",
+    )?;
+    assert!(s.alerts.bell);
+    assert_eq!(s.alerts.notify, Notify::Osc777);
+    assert_eq!(s.alerts.command, ["notify-send", "Lazaret"]);
+    let e = err("[alerts]\nnotify = \"desktop\"\n");
+    assert!(
+        e.starts_with(
+            "~/tui.toml:2:10: notify is \"desktop\"; use \"osc9\", \"osc777\" or \"none\""
+        ),
+        "{e}"
+    );
+    let e = err("[alerts]\ncommand = []\n");
+    assert!(e.contains("command is the argv of a host program"), "{e}");
+    let e = err("[alerts]\nsound = true\n");
+    assert!(e.contains("unknown field `sound`"), "{e}");
     Ok(())
 }
