@@ -65,9 +65,11 @@ pub struct App {
     pub drawn_working: bool,
     /// Which panes were last alerted for (`[alerts]`).
     pub alerter: super::alerts::Alerter,
-    /// Alert bytes (bell, Lazaret's notification) for the host terminal, written with the next
-    /// frame.
-    pub alert_bytes: Vec<u8>,
+    /// Bytes of the TUI's own for the host terminal, written with the next frame: alerts
+    /// (bell, Lazaret's notification) and copies to the clipboard (OSC 52).
+    pub host_bytes: Vec<u8>,
+    /// A selection being made in a pane (`copy-mode`, or a mouse drag).
+    pub copy: Option<super::copy_mode::CopyMode>,
     /// The TUI's connections to the Domains it shows.
     pub links: Arc<super::links::Links>,
     /// Quitting was asked: the status line asks whether to end the sessions or detach.
@@ -126,7 +128,8 @@ impl App {
             host_focused: true,
             drawn_working: false,
             alerter: Default::default(),
-            alert_bytes: Vec::new(),
+            host_bytes: Vec::new(),
+            copy: None,
             needs_render: true,
             pane_rects: Vec::new(),
             main_area: Rect::default(),
@@ -357,6 +360,7 @@ impl App {
                 }
             }
             Action::Help => self.help = true,
+            Action::CopyMode => self.enter_copy_mode(),
             Action::Quit => self.ask_quit(),
             Action::Detach => self.detach_all(),
             Action::SessionPicker => self.open_picker(),

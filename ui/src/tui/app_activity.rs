@@ -128,7 +128,7 @@ impl App {
         let due = self.alerter.due(std::time::Instant::now(), needs);
         let settings = self.settings.alerts.clone();
         for alert in &due {
-            self.alert_bytes.extend(alert.bytes(&settings));
+            self.host_bytes.extend(alert.bytes(&settings));
             if !settings.command.is_empty() {
                 let workspace = self
                     .panes

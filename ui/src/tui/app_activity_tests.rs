@@ -168,7 +168,7 @@ fn a_pane_that_starts_needing_you_alerts_the_host_terminal_once() {
     app.settings.alerts.notify = super::super::alerts::Notify::Osc9;
     app.activity_event(&session(1), act(Some(100), "", 0));
     assert!(app.send_alerts(now_ms()).is_empty());
-    assert!(app.alert_bytes.is_empty());
+    assert!(app.host_bytes.is_empty());
     app.activity_event(
         &session(2),
         act(Some(100), "notification: \\u{1b}]52;c;x", 0),
@@ -176,10 +176,10 @@ fn a_pane_that_starts_needing_you_alerts_the_host_terminal_once() {
     let sent = app.send_alerts(now_ms());
     assert_eq!(sent.len(), 1);
     assert_eq!(
-        app.alert_bytes,
+        app.host_bytes,
         b"\x07\x1b]9;Lazaret: pane 2 needs you (its program called)\x07"
     );
-    app.alert_bytes.clear();
+    app.host_bytes.clear();
     assert!(app.send_alerts(now_ms()).is_empty(), "once per call");
-    assert!(app.alert_bytes.is_empty());
+    assert!(app.host_bytes.is_empty());
 }

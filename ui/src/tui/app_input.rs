@@ -146,6 +146,12 @@ impl App {
             self.prefix = true;
             return;
         }
+        // A drag whose release was never seen (it ended outside the pane) is dropped.
+        self.copy = self.copy.take().filter(|c| !c.by_mouse);
+        if self.copy.is_some() {
+            self.copy_key(k);
+            return;
+        }
         match self.focus {
             Focus::Panes => self.key_to_pane(k),
             _ => self.panel_key(k),
@@ -172,7 +178,7 @@ impl App {
             }
             self.focus = Focus::Panes;
         }
-        let Some(p) = self.panes.get_mut(&id) else {
+        let Some(p) = self.panes.get(&id) else {
             return;
         };
         let inner = Rect::new(
@@ -189,21 +195,28 @@ impl App {
         if !at(&inner) {
             return;
         }
-        match input::encode_mouse(m, col, row, &modes) {
-            Some(bytes) => p.write(&bytes),
-            None => match m.kind {
-                // The program does not want the wheel: it scrolls the pane's history.
-                MouseEventKind::ScrollUp => {
-                    let max = p.history_max(3);
-                    p.scroll = (p.scroll + 3).min(max);
-                    p.want_history();
-                }
-                MouseEventKind::ScrollDown => {
-                    p.scroll = p.scroll.saturating_sub(3);
-                    p.want_history();
-                }
-                _ => {}
-            },
+        if let Some(bytes) = input::encode_mouse(m, col, row, &modes) {
+            p.write(&bytes);
+            return;
+        }
+        if self.copy_mouse(id, m.kind, (row, col)) {
+            return;
+        }
+        let Some(p) = self.panes.get_mut(&id) else {
+            return;
+        };
+        match m.kind {
+            // The program does not want the wheel: it scrolls the pane's history.
+            MouseEventKind::ScrollUp => {
+                let max = p.history_max(3);
+                p.scroll = (p.scroll + 3).min(max);
+                p.want_history();
+            }
+            MouseEventKind::ScrollDown => {
+                p.scroll = p.scroll.saturating_sub(3);
+                p.want_history();
+            }
+            _ => {}
         }
     }
 }

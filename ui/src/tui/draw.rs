@@ -106,26 +106,26 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
         if pane.scroll > 0 {
             title.push_str(&format!("· scrolled {} ", pane.scroll));
         }
+        if app
+            .copy
+            .as_ref()
+            .is_some_and(|c| c.pane == *id && !c.by_mouse)
+        {
+            title.push_str("· copy: v marks, y copies, Esc leaves ");
+        }
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(border)
             .title(Span::styled(title, border));
         frame.render_widget(block, *rect);
         let area = inner(*rect);
-        let emu = pane.emulator();
-        if pane.remote && pane.scroll > 0 {
-            super::pane_history::draw(
-                frame.buffer_mut(),
-                area,
-                pane.scroll,
-                pane.history.as_ref(),
-                emu.as_ref(),
-            );
-        } else {
-            emu.draw(frame.buffer_mut(), area, pane.scroll);
+        pane_content(frame.buffer_mut(), area, pane);
+        if let Some(copy) = app.copy.as_ref().filter(|c| c.pane == *id) {
+            mark_selection(frame.buffer_mut(), area, copy);
+            continue;
         }
         if focused && !app.help && !pane.has_ended() {
-            if let Some((row, col)) = emu.cursor(pane.scroll) {
+            if let Some((row, col)) = pane.emulator().cursor(pane.scroll) {
                 frame.set_cursor_position((area.x + col, area.y + row));
             }
         }
@@ -139,6 +139,38 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
     }
     if let Some(picker) = &app.picker {
         super::picker::draw(frame, picker, &app.settings.theme);
+    }
+}
+
+/// The pane's screen (or, scrolled back, its history above it) in `area`.
+pub fn pane_content(buf: &mut ratatui::buffer::Buffer, area: Rect, pane: &super::pane::Pane) {
+    let emu = pane.emulator();
+    if pane.remote && pane.scroll > 0 {
+        super::pane_history::draw(buf, area, pane.scroll, pane.history.as_ref(), emu.as_ref());
+    } else {
+        emu.draw(buf, area, pane.scroll);
+    }
+}
+
+/// Copy mode's selection and cursor, drawn reversed.
+fn mark_selection(
+    buf: &mut ratatui::buffer::Buffer,
+    area: Rect,
+    copy: &super::copy_mode::CopyMode,
+) {
+    let flip = |buf: &mut ratatui::buffer::Buffer, (row, col): (u16, u16)| {
+        if let Some(cell) = buf.cell_mut((area.x + col, area.y + row)) {
+            let reversed = cell.modifier.contains(ratatui::style::Modifier::REVERSED);
+            cell.modifier
+                .set(ratatui::style::Modifier::REVERSED, !reversed);
+        }
+    };
+    for row in 0..area.height {
+        for col in 0..area.width {
+            if copy.selects((row, col), area.width) || copy.cursor == (row, col) {
+                flip(buf, (row, col));
+            }
+        }
     }
 }
 

@@ -71,6 +71,7 @@ actions! {
         TogglePanels = "toggle-panels", "b", "Show or hide the side panels";
         ScrollUp = "scroll-up", "[ pageup", "Scroll the focused pane up a page";
         ScrollDown = "scroll-down", "] pagedown", "Scroll the focused pane down a page";
+        CopyMode = "copy-mode", "y", "Copy mode: v marks, y copies to the host clipboard, Esc leaves";
         Help = "help", "?", "This help";
         Quit = "quit", "q", "Quit the TUI (asks: end its sessions or detach)";
         SendPrefix = "send-prefix", "", "Send the prefix key to the focused pane";

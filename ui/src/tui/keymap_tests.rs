@@ -120,6 +120,7 @@ fn default_bindings_follow_tmux() {
             Action::ScrollDown,
         ),
         (ch('q'), Action::Quit),
+        (ch('y'), Action::CopyMode),
         (
             ev(KeyCode::Char('b'), KeyModifiers::CONTROL),
             Action::SendPrefix,
@@ -128,7 +129,7 @@ fn default_bindings_follow_tmux() {
     for (e, a) in cases {
         assert_eq!(km.after_prefix(&e), Some(a), "{e:?}");
     }
-    assert_eq!(km.after_prefix(&ch('y')), None);
+    assert_eq!(km.after_prefix(&ch('m')), None);
     let panel = [
         (ch('a'), PanelAction::Approve),
         (ch('y'), PanelAction::Approve),
@@ -178,14 +179,14 @@ fn help_rows_are_typed_keys_in_a_stable_order() {
     assert_eq!(help[4].0, "ctrl-b N");
     assert_eq!(help[7].0, "ctrl-b left, ctrl-b h");
     assert_eq!(
-        help[25],
+        help[26],
         (
             "ctrl-b ctrl-b".to_owned(),
             Action::SendPrefix.description().to_owned()
         )
     );
-    assert_eq!(help[26].0, "a, y");
-    assert_eq!(help[31].0, "esc");
+    assert_eq!(help[27].0, "a, y");
+    assert_eq!(help[32].0, "esc");
     km.set_prefix(spec("ctrl-a"));
     km.bind(Action::Zoom, vec![]);
     let help = km.help();

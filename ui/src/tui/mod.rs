@@ -3,10 +3,12 @@
 pub mod alerts;
 pub mod app;
 mod app_activity;
+mod app_copy;
 mod app_ended;
 mod app_input;
 mod app_reattach;
 mod app_sessions;
+pub mod copy_mode;
 pub mod domain_view;
 pub mod draw;
 pub mod emulator;

@@ -130,8 +130,8 @@ fn render(app: &mut App, terminal: &mut Terminal<Backend>, commit: &Commit) -> a
         crossterm::terminal::BeginSynchronizedUpdate
     );
     let drawn = terminal.draw(|f| draw::draw(f, app)).map(|_| ());
-    if !app.alert_bytes.is_empty() {
-        let bytes = std::mem::take(&mut app.alert_bytes);
+    if !app.host_bytes.is_empty() {
+        let bytes = std::mem::take(&mut app.host_bytes);
         let _ = terminal.backend_mut().write_all(&bytes);
     }
     let _ = crossterm::queue!(
