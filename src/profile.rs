@@ -51,9 +51,18 @@ pub struct AgentProfile {
     /// Configuration Fingerprint's form when unset, so that older fingerprints stay valid.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub idle_after_secs: Option<u64>,
+    /// `[terminal] image_paste`: whether the clipboard shim may read the host clipboard's
+    /// image after the paste key (None: yes). Left out of the fingerprint's form when unset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image_paste: Option<bool>,
 }
 
 impl AgentProfile {
+    /// Whether image paste into the sandbox is allowed (on unless the profile turns it off).
+    pub fn image_paste(&self) -> bool {
+        self.image_paste.unwrap_or(true)
+    }
+
     /// After how long without output a session of this profile counts as `idle`.
     pub fn idle_after(&self) -> std::time::Duration {
         self.idle_after_secs.map_or(

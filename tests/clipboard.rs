@@ -122,3 +122,86 @@ fn text_selected_in_a_pane_reaches_the_host_clipboard_and_the_sandboxs_osc52_doe
     tmux.quit_tui_ending_sessions("t");
     ws.wait_torn_down();
 }
+
+/// A 1×1 PNG.
+const PNG: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4,
+    0x89, 0x00, 0x00, 0x00, 0x0a, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x00, 0x01, 0x00, 0x00,
+    0x05, 0x00, 0x01, 0x0d, 0x0a, 0x2d, 0xb4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae,
+    0x42, 0x60, 0x82,
+];
+
+fn sha256_hex(path: &std::path::Path) -> String {
+    let out = std::process::Command::new("sha256sum")
+        .arg(path)
+        .output()
+        .expect("sha256sum");
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Issue #16 item 4 (paste): `xclip` and `wl-paste` inside the sandbox (the clipboard shim)
+/// give the host clipboard's image only after the developer pressed Ctrl-V in the pane, and
+/// refuse before; the host's reader is the test's own command (what `wl-paste` or `xclip`
+/// would be on a desktop).
+#[test]
+fn the_image_paste_shim_gives_the_host_image_only_after_the_paste_key() {
+    let dev = Dev::get();
+    let ws = dev.workspace("image-paste");
+    let dir = ws.path.display().to_string();
+    let png = std::path::PathBuf::from(format!("{dir}.png"));
+    std::fs::write(&png, PNG).expect("writing the test image");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&png, std::fs::Permissions::from_mode(0o644))
+            .expect("chmod the test image");
+    }
+    let want = sha256_hex(&png);
+    assert_eq!(want.len(), 64, "sha256sum of the test image: {want:?}");
+    let tmux = Tmux::start(&dev, "image-paste", "t", &dir, 160, 45);
+    let lazaret = lazaret_bin().display().to_string();
+    tmux.type_line(
+        "t",
+        &format!(
+            "PS1='host$ '; env LAZARET_CLIPBOARD_IMAGE_COMMAND='cat {}' {lazaret} tui",
+            png.display()
+        ),
+    );
+    tmux.wait_screen("t", "the pane's shell", |s| {
+        s.contains("1 · session") && s.contains("/workspace#")
+    });
+
+    // Nothing pasted: refused, and no bytes.
+    tmux.type_line(
+        "t",
+        "xclip -selection clipboard -t image/png -o | wc -c; echo before-rc-${PIPESTATUS[0]}",
+    );
+    let s = tmux.wait_visible("t", "the refusal", |s| s.contains("before-rc-"));
+    assert!(s.contains("before-rc-1"), "{s}");
+    assert!(s.contains("no image was pasted: press ctrl-v"), "{s}");
+
+    // Ctrl-V read by a program in raw mode, then the shim as an agent calls it.
+    tmux.type_line(
+        "t",
+        "stty raw -echo; head -c1 >/dev/null; stty sane; \
+         xclip -selection clipboard -t TARGETS -o; \
+         xclip -selection clipboard -t image/png -o | sha256sum; \
+         wl-paste --list-types; echo after-$((1+1))",
+    );
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    tmux.key("t", "C-v");
+    let s = tmux.wait_visible("t", "the pasted image's digest", |s| s.contains("after-2"));
+    assert!(
+        s.contains(&want),
+        "the image's sha256 {want} is not shown:\n{s}"
+    );
+    assert!(s.contains("TARGETS") && s.contains("image/png"), "{s}");
+
+    tmux.quit_tui_ending_sessions("t");
+    ws.wait_torn_down();
+    let _ = std::fs::remove_file(&png);
+}

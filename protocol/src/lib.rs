@@ -16,11 +16,13 @@
 //! - [`screen`]: [`screen::ScreenSnapshot`], a session's terminal state for attaching clients.
 //! - [`session`]: [`SessionId`] and [`SessionAnchor`].
 //! - [`escalation`]: the signed Escalation Mailbox records (requests and results).
+//! - [`clipboard`]: image paste into the sandbox: the reserved request and the checks.
 
 pub mod access;
 pub mod activity;
 pub mod anchor;
 pub mod authz;
+pub mod clipboard;
 pub mod denial;
 mod domain_id;
 pub mod domain_state;

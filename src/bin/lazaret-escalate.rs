@@ -7,6 +7,9 @@
 //! image: clap, serde_json and `lazaret_protocol::escalation` only — no name resolution, no
 //! async runtime, randomness from `/dev/urandom`. User documentation: `docs/escalation.md`.
 
+#[path = "escalate/clipboard_shim.rs"]
+mod clipboard_shim;
+
 use clap::Parser;
 use lazaret_protocol::escalation::{
     record_file_name, EscalationResult, Outcome, RequestBody, SignedRequest, DEFAULT_MAILBOX,
@@ -78,6 +81,11 @@ fn client_error(message: impl Into<String>) -> Failure {
 }
 
 fn main() -> ExitCode {
+    // Under the names of the clipboard tools agents call, it is the clipboard shim.
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(tool) = args.first().and_then(|a| clipboard_shim::Tool::named(a)) {
+        return ExitCode::from(clipboard_shim::main(tool, &args[1..]));
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -96,6 +104,17 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<u8, Failure> {
+    let argv = cli.command.clone();
+    let result = ask(cli.command, cli.justification, cli.timeout)?;
+    Ok(deliver(&result, &argv))
+}
+
+/// Sends one request and waits for its result.
+fn ask(
+    argv: Vec<String>,
+    justification: String,
+    timeout: u32,
+) -> Result<EscalationResult, Failure> {
     let domain = env_var(ENV_DOMAIN)?;
     let session = env_var(ENV_SESSION)?;
     let anchor = env_var(ENV_SESSION_ANCHOR)?;
@@ -121,10 +140,10 @@ fn run(cli: Cli) -> Result<u8, Failure> {
         request_id: random_request_id()
             .map_err(|e| client_error(format!("cannot read /dev/urandom: {e}")))?,
         created_unix_ms: now_unix_ms(),
-        argv: cli.command,
+        argv,
         cwd,
-        justification: cli.justification,
-        timeout_secs: cli.timeout,
+        justification,
+        timeout_secs: timeout,
     };
     body.validate()
         .map_err(|e| client_error(format!("cannot send this request: {e}")))?;
@@ -132,7 +151,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
     let id = request.body.request_id.clone();
     let placed = submit(&mailbox, &request)?;
 
-    let deadline = Instant::now() + Duration::from_secs(u64::from(cli.timeout)) + GRACE;
+    let deadline = Instant::now() + Duration::from_secs(u64::from(timeout)) + GRACE;
     let result = match wait_for_result(&mailbox, &request, &anchor, deadline)? {
         Some(result) => result,
         None => {
@@ -143,12 +162,12 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 message: format!(
                     "timed out: no result for request {id} after {} s (is the session's \
                      `lazaret` still running?)",
-                    u64::from(cli.timeout) + GRACE.as_secs()
+                    u64::from(timeout) + GRACE.as_secs()
                 ),
             });
         }
     };
-    Ok(deliver(&result, &request.body.argv))
+    Ok(result)
 }
 
 fn env_var(name: &str) -> Result<String, Failure> {

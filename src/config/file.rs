@@ -54,6 +54,7 @@ pub struct RawProfile {
 pub struct RawTerminal {
     pub clipboard: Option<bool>,
     pub notifications: Option<bool>,
+    pub image_paste: Option<bool>,
 }
 
 /// `[profiles.NAME.activity]`: unset means the `extends` profile's value, else the default.

@@ -869,6 +869,28 @@ fn terminal_access_is_off_by_default_set_per_key_and_inherited() {
 }
 
 #[test]
+fn image_paste_is_on_unless_a_profile_or_its_parent_turns_it_off() {
+    let cfg = ok(&format!(
+        "{HEAD}[profiles.p.terminal]\nimage_paste = false\n\
+         [profiles.q]\nextends = \"p\"\n\
+         [profiles.r]\nextends = \"p\"\n[profiles.r.terminal]\nimage_paste = true\n"
+    ));
+    assert!(!get(&cfg, "p").image_paste());
+    assert!(!get(&cfg, "q").image_paste(), "inherited");
+    assert!(get(&cfg, "r").image_paste());
+    assert!(get(&cfg, "shell").image_paste());
+    assert_eq!(
+        get(&cfg, "shell").image_paste,
+        None,
+        "unset: the fingerprint's form is unchanged"
+    );
+    let refused = load(&format!(
+        "{HEAD}[profiles.p.terminal]\nimage_paste = \"yes\"\n"
+    ));
+    assert!(refused.is_err(), "a string for a boolean is refused");
+}
+
+#[test]
 fn idle_after_is_a_profile_setting_inherited_checked_and_out_of_the_fingerprint_when_unset() {
     let cfg = ok(&format!(
         "{HEAD}[profiles.p.activity]\nidle_after = 30\n[profiles.q]\nextends = \"p\"\n"

@@ -293,6 +293,11 @@ pub fn profile(
         setup,
         terminal,
         idle_after_secs,
+        image_paste: raw
+            .terminal
+            .as_ref()
+            .and_then(|t| t.image_paste)
+            .or(parent.and_then(|p| p.image_paste)),
     })
 }
 

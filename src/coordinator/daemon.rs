@@ -179,6 +179,7 @@ fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> an
             mailbox: runtime.mailbox()?,
             workspace: domain.workspace.root.clone(),
             rules: profile.auto_approve.clone(),
+            image_paste: profile.image_paste(),
             next_model_id: std::sync::atomic::AtomicU64::new(1),
         };
         let stop = stop_escalations.clone();

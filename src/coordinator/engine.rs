@@ -84,6 +84,8 @@ pub struct Engine {
     /// The status file was withdrawn (teardown): sessions leaving afterwards do not write it
     /// again — a stale file would name a coordinator pid that another process may reuse.
     withdrawn: std::sync::atomic::AtomicBool,
+    /// When the developer last pressed the paste key in each hosted session (image paste).
+    pub paste_keys: super::paste_keys::PasteKeys,
 }
 
 impl Engine {
@@ -100,6 +102,7 @@ impl Engine {
             empty: Notify::new(),
             registered_ever: Default::default(),
             withdrawn: Default::default(),
+            paste_keys: Default::default(),
         };
         engine.publish_status();
         engine

@@ -25,6 +25,7 @@ pub mod invariants;
 pub mod launch;
 mod lifecycle;
 pub mod liveness;
+pub mod paste_keys;
 pub mod paths;
 mod prompt;
 pub mod registry;

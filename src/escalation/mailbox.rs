@@ -35,6 +35,10 @@ use std::time::Duration;
 /// Where the sandbox sees the mailbox and the Escalation Client.
 pub const SANDBOX_MAILBOX: &str = "/run/lazaret/mailbox";
 pub const SANDBOX_CLIENT: &str = "/run/lazaret/bin/lazaret-escalate";
+/// The Escalation Client again, as the image-paste shim for agents that read the clipboard
+/// with these tools (last on `PATH`: an image's own tools come first).
+pub const SANDBOX_CLIPBOARD_SHIMS: [&str; 2] =
+    ["/run/lazaret/bin/xclip", "/run/lazaret/bin/wl-paste"];
 
 /// `PATH` of commands run in the sandbox: the usual one, then the Escalation Client's dir.
 pub const SANDBOX_PATH: &str =

@@ -9,6 +9,7 @@ pub mod executable;
 pub mod git_env;
 pub mod gitlinks;
 pub mod host_exec;
+pub mod image_paste;
 pub mod mailbox;
 pub mod mailbox_fs;
 pub mod replay;

@@ -38,6 +38,8 @@ pub struct Service {
     pub mailbox: Mailbox,
     pub workspace: PathBuf,
     pub rules: Vec<AutoApproveRule>,
+    /// Whether the profile lets the clipboard shim read the host clipboard's image.
+    pub image_paste: bool,
     /// The next request number in the protocol core.
     pub next_model_id: std::sync::atomic::AtomicU64,
 }
@@ -135,6 +137,17 @@ impl Service {
         if let Err(why) = seen.admit(&body.request_id) {
             return rejected(why);
         }
+        if super::image_paste::is_paste_request(&body.argv) {
+            // Not a Host Escalation: answered here, by the developer's paste key alone.
+            let done = seen.pending_flag(&body.request_id);
+            let me = self.clone();
+            let req = req.clone();
+            std::thread::spawn(move || {
+                me.answer_paste(&req, &session);
+                done.store(true, Ordering::SeqCst);
+            });
+            return;
+        }
         let model = self.model_id();
         let assessed = assess::assess(
             &self.workspace,
@@ -198,6 +211,31 @@ impl Service {
             me.in_flight.fetch_sub(1, Ordering::SeqCst);
             done.store(true, Ordering::SeqCst);
         });
+    }
+
+    /// Answers the clipboard shim's paste request: the host clipboard's image when the
+    /// developer just pressed the paste key in the requesting session, else a refusal.
+    fn answer_paste(&self, req: &SignedRequest, keys: &SessionKeys) {
+        use super::image_paste::{answer, read_host_clipboard, Answer};
+        let body = &req.body;
+        let pressed = self
+            .engine
+            .paste_keys
+            .take_read(&body.session_id, Instant::now());
+        let mut res = match answer(self.image_paste, pressed, read_host_clipboard) {
+            Answer::Image(bytes) => {
+                tracing::info!(session = %body.session_id, bytes = bytes.len(), "image pasted into the sandbox");
+                EscalationResult::completed(&body.request_id, 0, &bytes, b"", false)
+            }
+            Answer::Refused(why) => {
+                tracing::info!(session = %body.session_id, "image paste refused: {why}");
+                EscalationResult::new(&body.request_id, Outcome::Denied, &why)
+            }
+        };
+        res.sign(&keys.anchor, &req.sig);
+        if let Err(e) = self.mailbox.deliver(&res.request_id, &res.to_bytes()) {
+            tracing::error!(request = %res.request_id, "delivering the paste result: {e}");
+        }
     }
 
     /// TLA+ `Correlate`: its `RouteRequest` is this service's to carry out — the request goes

@@ -114,6 +114,16 @@ pub fn plan(
         true,
         "Escalation Client",
     ));
+    // The same executable under the clipboard tools' names is the image-paste shim (issue
+    // #16): it answers as `xclip` / `wl-paste` when the image has none of its own.
+    for tool in crate::escalation::mailbox::SANDBOX_CLIPBOARD_SHIMS {
+        out.mounts.push(SandboxMount::bind(
+            &client,
+            Path::new(tool),
+            true,
+            "clipboard shim (image paste)",
+        ));
+    }
     // Parents before children: a stable sort by depth keeps the order above among equals.
     out.mounts.sort_by_key(|m| m.container.components().count());
     Ok(out)

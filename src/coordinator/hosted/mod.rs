@@ -364,6 +364,11 @@ impl SessionHost {
         let Some(sid) = sid else { return };
         let session = lock(&self.sessions).get(&sid).cloned();
         if let Some(s) = session {
+            if lazaret_protocol::clipboard::has_paste_key(bytes) {
+                self.engine
+                    .paste_keys
+                    .pressed(&sid, std::time::Instant::now());
+            }
             s.input(key, bytes);
             if s.looked() {
                 self.publish(&s);
