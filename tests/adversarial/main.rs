@@ -16,6 +16,9 @@
 //!   spoofed cards, terminal-generated input and clipboard/notification writes;
 //! - `screen_feed`: what a TUI pane's attachment (`updates: "screen"`) receives of hostile
 //!   output — the coordinator's re-encoded screen only — against what `updates: "bytes"` gets;
+//! - `clipboard`: the image-paste shim (issue #16) as a way to read the developer's clipboard
+//!   without the developer pasting: no key, another session's key, a forged key in output or
+//!   through TIOCSTI, a clipboard that holds no image;
 //! - `sessions`: coordinator-owned sessions (issue #14): output parked for the next terminal
 //!   that attaches, a stalled client, a command that ignores `lazaret kill`'s hangup;
 //! - `isolation`, `network`, `state`: the rest of the checklist in the security test design.
@@ -24,6 +27,7 @@
 mod support;
 
 mod approval;
+mod clipboard;
 mod escalated_git;
 mod git_sentry;
 mod isolation;
