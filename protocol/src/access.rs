@@ -12,3 +12,15 @@ pub struct TerminalAccess {
     /// Desktop notifications: OSC 9, OSC 99, OSC 777, OSC 1337 `RequestAttention`.
     pub notifications: bool,
 }
+
+/// The descriptor a session's command inherits its terminal on, for `/dev/tty` (issue #16):
+/// gVisor's own `/dev/tty` fails (`EIO`, and a host terminal is never a controlling terminal
+/// there), so inside the sandbox `/dev/tty` is a symlink to `/proc/self/fd/255` and the
+/// Escalation Client (`--keep-terminal`) starts each session's command with its terminal
+/// duplicated on this descriptor (not close-on-exec). Opening `/proc/self/fd/N` of a terminal
+/// opens that terminal again, so `tty`, `exec 3<>/dev/tty` and `read -s < /dev/tty` work.
+/// bash moves its own high descriptors below one that is taken.
+pub const TERMINAL_FD: i32 = 255;
+
+/// Where `/dev/tty` points inside the sandbox.
+pub const DEV_TTY_TARGET: &str = "/proc/self/fd/255";

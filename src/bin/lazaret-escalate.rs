@@ -9,6 +9,8 @@
 
 #[path = "escalate/clipboard_shim.rs"]
 mod clipboard_shim;
+#[path = "escalate/keep_terminal.rs"]
+mod keep_terminal;
 
 use clap::Parser;
 use lazaret_protocol::escalation::{
@@ -85,6 +87,10 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     if let Some(tool) = args.first().and_then(|a| clipboard_shim::Tool::named(a)) {
         return ExitCode::from(clipboard_shim::main(tool, &args[1..]));
+    }
+    // How a session's command starts: with its terminal where `/dev/tty` finds it.
+    if args.get(1).is_some_and(|a| a == "--keep-terminal") {
+        return ExitCode::from(keep_terminal::exec(&args[2..]));
     }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,

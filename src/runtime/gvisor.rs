@@ -12,10 +12,17 @@ pub const GVISOR_PROC_VERSION: &str = "Linux version 4.4.0 #1 SMP Sun Jan 10 15:
 pub const NOT_GVISOR_EXIT: i32 = 125;
 
 /// A POSIX-sh prelude for `podman exec`: it reads `/proc/version` with shell builtins (no extra
-/// process) and execs the real command only under gVisor.
+/// process) and execs the real command only under gVisor — through the Escalation Client's
+/// `--keep-terminal`, which leaves the session's terminal where `/dev/tty` finds it, once the
+/// prelude has made `/dev/tty` that symlink (gVisor's own device fails with `EIO`; issue #16,
+/// [`lazaret_protocol::access::TERMINAL_FD`]).
 pub fn exec_prelude() -> Vec<String> {
+    let client = crate::escalation::mailbox::SANDBOX_CLIENT;
+    let target = lazaret_protocol::access::DEV_TTY_TARGET;
     let script = format!(
-        "read -r v < /proc/version; case \"$v\" in \"{GVISOR_PROC_VERSION}\"*) exec \"$@\";; esac; \
+        "read -r v < /proc/version; case \"$v\" in \"{GVISOR_PROC_VERSION}\"*) \
+         [ -L /dev/tty ] || ln -sf {target} /dev/tty 2>/dev/null; \
+         [ -x {client} ] && exec {client} --keep-terminal \"$@\"; exec \"$@\";; esac; \
          echo \"lazaret: refusing to run: the kernel inside the Agent Sandbox is not gVisor's ($v)\" >&2; \
          exit {NOT_GVISOR_EXIT}"
     );

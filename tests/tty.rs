@@ -1,0 +1,165 @@
+//! Issue #16 item 1: a terminal that programs can reopen. gVisor's own `/dev/tty` fails with
+//! `EIO` and a host terminal is never a controlling terminal there, so Lazaret makes
+//! `/dev/tty` a symlink to `/proc/self/fd/255` and starts every session's command with its
+//! terminal on that descriptor (`lazaret-escalate --keep-terminal`). Real stack, as a developer
+//! would use it, in `lazaret run` and in a `lazaret tui` pane: `tty`, `exec 3<>/dev/tty`, a
+//! passphrase-style `read -s < /dev/tty`, vttest (the host's Debian build, copied into the
+//! workspace: the sandbox image is the same Debian), Ctrl-C, Ctrl-Z and `fg`.
+
+mod support;
+
+use support::tmux::Tmux;
+use support::{lazaret_bin, Dev, TestWorkspace};
+
+/// A fresh `status-N` marker after `command`: the typed line shows `$?`, not the digit.
+fn status_of(tmux: &Tmux<'_>, command: &str, tag: &str) -> String {
+    tmux.type_line("t", &format!("{command}; echo {tag}=$?"));
+    let s = tmux.wait_visible("t", tag, |s| {
+        (0..=255).any(|n| s.contains(&format!("{tag}={n}\n")) || s.ends_with(&format!("{tag}={n}")))
+    });
+    s
+}
+
+/// The checks every terminal session must pass; the shell's prompt is `sandbox# `.
+fn reopen_the_terminal(tmux: &Tmux<'_>) {
+    let s = status_of(tmux, "tty", "tty-rc");
+    assert!(s.contains("tty-rc=0") && s.contains("/dev/tty\n"), "{s}");
+
+    let s = status_of(tmux, "exec 3<>/dev/tty && echo via-fd3 >&3", "fd3-rc");
+    assert!(s.contains("fd3-rc=0") && s.contains("via-fd3"), "{s}");
+
+    // A passphrase prompt: read from /dev/tty, nothing echoed.
+    tmux.type_line(
+        "t",
+        "read -r -s -p 'passphrase: ' pw < /dev/tty; echo; echo got-${#pw}-$pw",
+    );
+    tmux.wait_visible("t", "the passphrase prompt", |s| {
+        s.lines().any(|l| l.trim_end() == "passphrase:")
+    });
+    tmux.type_line("t", "hunter22");
+    let s = tmux.wait_visible("t", "the passphrase read", |s| s.contains("got-8-hunter22"));
+    assert!(
+        !s.contains("passphrase: hunter22"),
+        "the passphrase was echoed:\n{s}"
+    );
+
+    // Ctrl-C ends the foreground command, not the shell.
+    tmux.type_line("t", "sleep 100; echo int=$?");
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    tmux.key("t", "C-c");
+    tmux.wait_visible("t", "Ctrl-C's status", |s| s.contains("int=130"));
+
+    // Ctrl-Z stops it; fg brings it back; Ctrl-C then ends it.
+    tmux.type_line("t", "sleep 100");
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    tmux.key("t", "C-z");
+    tmux.wait_visible("t", "the stopped job", |s| s.contains("Stopped"));
+    tmux.type_line("t", "fg");
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    tmux.key("t", "C-c");
+    let s = status_of(tmux, "jobs | wc -l", "jobs-rc");
+    assert!(s.contains("\n0\n"), "the job is still there:\n{s}");
+
+    // vttest opens /dev/tty for its terminal modes ("Cannot initialize tty modes" before).
+    tmux.type_line("t", "clear; ./vttest");
+    tmux.wait_visible("t", "vttest's main menu", |s| {
+        s.contains("VT100 test program") && s.contains("Enter choice number")
+    });
+    tmux.type_line("t", "0");
+    let s = tmux.wait_visible("t", "the shell after vttest", |s| {
+        s.lines().any(|l| l.trim_end() == "sandbox#")
+    });
+    assert!(!s.contains("Cannot initialize"), "{s}");
+}
+
+fn with_vttest(ws: &TestWorkspace) {
+    let to = ws.path.join("vttest");
+    std::fs::copy("/usr/bin/vttest", &to).expect("vttest is installed (scripts/setup installs it)");
+    nix::unistd::chown(&to, Some(nix::unistd::Uid::from_raw(ws.dev.uid)), None)
+        .expect("chown vttest to the developer");
+}
+
+#[test]
+fn dev_tty_works_in_lazaret_run() {
+    let dev = Dev::get();
+    let ws = dev.workspace("tty-run");
+    with_vttest(&ws);
+    let dir = ws.path.display().to_string();
+    let tmux = Tmux::start(&dev, "tty-run", "t", &dir, 120, 40);
+    tmux.type_line(
+        "t",
+        &format!(
+            "PS1='host$ '; env {} {} run -- bash; echo cli-rc=$?",
+            ws.env_args().join(" "),
+            lazaret_bin().display()
+        ),
+    );
+    tmux.wait_screen("t", "the sandbox shell", |s| s.contains(":/workspace# "));
+    tmux.type_line("t", "PS1='sandbox# '");
+    reopen_the_terminal(&tmux);
+    tmux.type_line("t", "exit 3");
+    tmux.wait_visible("t", "the exit status on the host", |s| {
+        s.contains("cli-rc=3")
+    });
+    ws.wait_torn_down();
+}
+
+#[test]
+fn dev_tty_works_in_a_tui_pane() {
+    let dev = Dev::get();
+    let ws = dev.workspace("tty-pane");
+    with_vttest(&ws);
+    let dir = ws.path.display().to_string();
+    // A pane as wide as tmux's window but for its borders and no side panels: vttest wants
+    // 80 columns.
+    let tmux = Tmux::start(&dev, "tty-pane", "t", &dir, 120, 45);
+    tmux.type_line(
+        "t",
+        &format!(
+            "PS1='host$ '; env {} {} tui",
+            ws.env_args().join(" "),
+            lazaret_bin().display()
+        ),
+    );
+    tmux.wait_screen("t", "the pane's shell", |s| s.contains("/workspace#"));
+    tmux.key("t", "C-b");
+    tmux.keys("t", "b");
+    tmux.type_line("t", "PS1='sandbox# '");
+    reopen_the_terminal(&tmux);
+    tmux.quit_tui_ending_sessions("t");
+    ws.wait_torn_down();
+}
+
+/// `--keep-terminal` itself, on the host: the terminal lands on descriptor 255 only when there
+/// is one, and a missing command fails as a shell would say.
+#[test]
+fn keep_terminal_puts_the_terminal_on_255_only_when_there_is_one() {
+    let client = env!("CARGO_BIN_EXE_lazaret-escalate");
+    let probe = "if [ -t 255 ]; then echo fd255-tty; else echo fd255-none; fi";
+    let none = std::process::Command::new(client)
+        .args(["--keep-terminal", "sh", "-c", probe])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("running lazaret-escalate");
+    assert_eq!(String::from_utf8_lossy(&none.stdout).trim(), "fd255-none");
+    // util-linux's script gives it a pseudo-terminal.
+    let with = std::process::Command::new("script")
+        .args([
+            "-qec",
+            &format!("{client} --keep-terminal sh -c '{probe}'"),
+            "/dev/null",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("running script");
+    assert!(
+        String::from_utf8_lossy(&with.stdout).contains("fd255-tty"),
+        "{with:?}"
+    );
+    let missing = std::process::Command::new(client)
+        .args(["--keep-terminal", "/nonexistent/program"])
+        .output()
+        .expect("running lazaret-escalate");
+    assert_eq!(missing.status.code(), Some(127));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("/nonexistent/program"));
+}
