@@ -683,8 +683,8 @@ except OSError as e:
 
 /// Mount points the sandbox may have: its own file systems, the workspace and its Git Sentry
 /// protections, the default profile's State Anchors, podman's files, and Lazaret's control
-/// mounts (Escalation Mailbox, Escalation Client).
-const ALLOWED_MOUNTS: [&str; 24] = [
+/// mounts (Escalation Mailbox, Escalation Client and its clipboard-shim names).
+const ALLOWED_MOUNTS: [&str; 26] = [
     "/",
     "/dev",
     "/dev/pts",
@@ -709,6 +709,9 @@ const ALLOWED_MOUNTS: [&str; 24] = [
     "/run/lazaret/mailbox/req",
     "/run/lazaret/mailbox/res",
     "/run/lazaret/bin/lazaret-escalate",
+    // The same executable as the image-paste shim (issue #16).
+    "/run/lazaret/bin/xclip",
+    "/run/lazaret/bin/wl-paste",
 ];
 
 /// Attack: look for the developer's secrets and Lazaret's own state from inside — find canary
