@@ -212,13 +212,21 @@ fn claude_code_runs_on_node_22_or_newer_and_its_first_screens_work_in_run_and_in
         let r = pane_rules(s);
         r.first().is_some_and(|&w| w < wide && drawn_at(&r, w))
     });
-    // Closing the pane ends its session; the last pane closed quits the TUI. (Keys typed
-    // into a TUI pane right after a resize are ignored by Claude Code and Codex, not in
-    // `lazaret run` or `attach`: an open finding of issue #16, see
-    // journal/2026-12-04-issue16-agents.md. The exit status shown by an ended pane is
-    // tests/activity.rs's.)
-    tmux.key("t", "C-b");
-    tmux.keys("t", "x");
+    // Typed right after the resize, the text shows; `/exit` ends Claude Code with status 0;
+    // the ended pane keeps its status until Enter closes it, and the TUI quits.
+    tmux.keys("t", "after-the-resize");
+    tmux.wait_visible("t", "text typed after the resize", |s| {
+        s.lines()
+            .any(|l| l.starts_with("│❯") && l.contains("after-the-resize"))
+    });
+    tmux.key("t", "C-u");
+    tmux.keys("t", "/exit");
+    std::thread::sleep(Duration::from_millis(500));
+    tmux.key("t", "Enter");
+    tmux.wait_visible("t", "Claude Code's exit in the pane", |s| {
+        s.contains("1 · exited 0 · Enter closes")
+    });
+    tmux.key("t", "Enter");
     tmux.wait_screen("t", "the TUI's exit", |s| s.contains("cli-rc-3=0"));
     ws.wait_torn_down();
 }
@@ -250,7 +258,7 @@ fn codex_runs_on_node_22_or_newer_and_its_sign_in_screen_works_in_run_and_in_a_p
         &tmux,
         "Down",
         "> 2. Sign in with Device Code",
-        Some("> 3. Provide your own API key"),
+        Some("> 3. Sign in another way"),
     );
     tmux.ok(&["resize-window", "-t", "t", "-x", "70", "-y", "30"]);
     tmux.wait_screen("t", "the choice after the resize", |s| {
@@ -272,17 +280,22 @@ fn codex_runs_on_node_22_or_newer_and_its_sign_in_screen_works_in_run_and_in_a_p
         &tmux,
         "Down",
         "│> 2. Sign in with Device Code",
-        Some("│> 3. Provide your own API key"),
+        Some("│> 3. Sign in another way"),
     );
     tmux.ok(&["resize-window", "-t", "t", "-x", "130", "-y", "36"]);
     tmux.wait_visible("t", "the pane's choice after the resize", |s| {
         s.contains("│> 2. Sign in with Device Code") && s.contains("Press enter to continue")
     });
-    // Closing the pane ends its session; the last pane closed quits the TUI. (Ctrl-C here is
-    // ignored by Codex after a resize in a TUI pane, not in `lazaret run` or `attach`: an open
-    // finding of issue #16, see journal/2026-12-04-issue16-agents.md.)
-    tmux.key("t", "C-b");
-    tmux.keys("t", "x");
+    // Ctrl-C after the resize: Codex shuts down (its app server first: seconds) with status 0,
+    // and the session ends although that app server, a daemon, keeps the terminal open. (Keys
+    // right after a resize used to wait in crossterm until the next key, and the session of
+    // a daemon-leaving command never ended: journal/2026-12-04-issue16-agents.md.)
+    tmux.key("t", "C-c");
+    tmux.wait_visible("t", "Codex's exit in the pane", |s| {
+        s.contains("1 · exited 0 · Enter closes")
+    });
+    // The last pane closed quits the TUI.
+    tmux.key("t", "Enter");
     tmux.wait_screen("t", "the TUI's exit", |s| s.contains("cli-rc-2=0"));
     ws.wait_torn_down();
 }

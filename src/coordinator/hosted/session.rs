@@ -99,6 +99,12 @@ impl HostedSession {
             &spec.args,
             crate::terminal::pty::size(rows, cols),
         )?;
+        // A descriptor of the master of the pump's own, to wait on with a timeout.
+        let watch_fd = master.as_raw_fd().and_then(|fd| {
+            // SAFETY: the master's descriptor is open while `master` lives (this whole call).
+            let borrowed = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+            nix::unistd::dup(borrowed).ok()
+        });
         let session = Arc::new(HostedSession {
             id: spec.id,
             cli: spec.cli,
@@ -118,15 +124,29 @@ impl HostedSession {
             pid: child.process_id(),
             ending: AtomicBool::new(false),
         });
+        // The command's exit is watched apart from its output: what it leaves behind may hold
+        // the terminal open for ever (see `output_end`).
+        let exited = Arc::new(AtomicBool::new(false));
+        let waiter = {
+            let exited = exited.clone();
+            std::thread::Builder::new()
+                .name("session-wait".into())
+                .spawn(move || {
+                    let status = child
+                        .wait()
+                        .ok()
+                        .map(|s| i32::try_from(s.exit_code()).unwrap_or(1));
+                    exited.store(true, Ordering::SeqCst);
+                    status
+                })?
+        };
+        let end = watch_fd.map(|fd| super::output_end::OutputEnd::new(fd, exited));
         let me = session.clone();
         std::thread::Builder::new()
             .name("session-pty".into())
             .spawn(move || {
-                me.pump(reader, &on_activity);
-                let status = child
-                    .wait()
-                    .ok()
-                    .map(|s| i32::try_from(s.exit_code()).unwrap_or(1));
+                me.pump(reader, end, &on_activity);
+                let status = waiter.join().ok().flatten();
                 // The session leaves the Domain (and the status `lazaret ps` reads) before its
                 // clients hear it ended: a client that then waits for the Domain's teardown
                 // never sees it listed any more.
@@ -137,10 +157,21 @@ impl HostedSession {
         Ok(session)
     }
 
-    /// Parses and forwards output until the PTY closes.
-    fn pump(self: &Arc<Self>, mut reader: Box<dyn Read + Send>, on_activity: &OnActivity) {
+    /// Parses and forwards output until the PTY closes, or (with `end`) until the command
+    /// has exited and its terminal gone quiet.
+    fn pump(
+        self: &Arc<Self>,
+        mut reader: Box<dyn Read + Send>,
+        mut end: Option<super::output_end::OutputEnd>,
+        on_activity: &OnActivity,
+    ) {
         let mut buf = vec![0u8; CHUNK];
         loop {
+            if let Some(end) = end.as_mut() {
+                if !end.wait() {
+                    return;
+                }
+            }
             let n = match reader.read(&mut buf) {
                 Ok(0) | Err(_) => return,
                 Ok(n) => n,

@@ -61,7 +61,8 @@ pub fn run(launcher: Arc<dyn Launcher>, opts: &TuiOptions) -> anyhow::Result<i32
     let screen = Screen::enter(tx.clone())?;
     let (writer, commit) = FrameWriter::new(std::io::stdout());
     let mut terminal = Terminal::new(CrosstermBackend::new(writer)).context("starting the TUI")?;
-    super::terminal_input::start(rt.handle(), tx.clone());
+    let wake = super::terminal_input::Wake::default();
+    super::terminal_input::start(rt.handle(), tx.clone(), wake.clone());
     let mut app = App::new(plan, settings, tx.clone(), launcher, rt.handle().clone());
     let full = terminal.size().context("reading the terminal size")?;
     draw::layout_panes(&mut app, full.into());
@@ -85,6 +86,7 @@ pub fn run(launcher: Arc<dyn Launcher>, opts: &TuiOptions) -> anyhow::Result<i32
         move || {
             let (w, h) = crossterm::terminal::size().unwrap_or((0, 0));
             let _ = resized.send(AppEvent::Input(crossterm::event::Event::Resize(w, h)));
+            wake.resized();
         },
     )?;
     let result = rt.block_on(event_loop(&mut app, &mut terminal, &commit, &mut rx));

@@ -10,17 +10,36 @@
 
 use super::event::{AppEvent, AppSender};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
+use tokio::sync::Notify;
 
 /// Events taken per wake-up before the loop gets to run its other work (output, links,
 /// signals): a long paste never starves the rest.
 const BATCH: usize = 64;
 
+/// Wakes the reader to drain crossterm at once (see [`start`]'s note on SIGWINCH).
+#[derive(Clone, Default)]
+pub struct Wake(Arc<Notify>);
+
+impl Wake {
+    /// The terminal was resized: crossterm's own SIGWINCH event waits in its queue.
+    pub fn resized(&self) {
+        self.0.notify_one();
+    }
+}
+
 /// Starts reading the host terminal: on `rt`'s loop when the terminal can be watched there,
 /// on a thread of its own otherwise. `Detach` is sent when the terminal goes away.
-pub fn start(rt: &tokio::runtime::Handle, tx: AppSender) {
+///
+/// crossterm watches SIGWINCH itself, edge-triggered (mio), and when one wait reports both its
+/// signal and the terminal it returns the resize and never reads the terminal's bytes: keys
+/// typed after a resize then waited, unread, until the next key (issue #16: Claude Code and
+/// Codex seemed to ignore keys after a resize in a pane). So `wake.resized()` (called by the
+/// TUI's SIGWINCH handler) drains crossterm at once, while its only news is the resize.
+pub fn start(rt: &tokio::runtime::Handle, tx: AppSender, wake: Wake) {
     // crossterm's reader (and its SIGWINCH handler) exists before the first wait.
     let _ = crossterm::event::poll(Duration::ZERO);
     // The loop watches its own duplicate of standard input: the same terminal, and a
@@ -37,7 +56,7 @@ pub fn start(rt: &tokio::runtime::Handle, tx: AppSender) {
         });
     match watched {
         Ok(fd) => {
-            rt.spawn(read_on_loop(fd, tx));
+            rt.spawn(read_on_loop(fd, tx, wake));
         }
         Err(e) => {
             tracing::debug!("terminal input on a thread ({e})");
@@ -46,9 +65,21 @@ pub fn start(rt: &tokio::runtime::Handle, tx: AppSender) {
     }
 }
 
-async fn read_on_loop(fd: AsyncFd<OwnedFd>, tx: AppSender) {
+async fn read_on_loop(fd: AsyncFd<OwnedFd>, tx: AppSender, wake: Wake) {
     loop {
-        let Ok(mut ready) = fd.readable().await else {
+        let readable = tokio::select! {
+            r = fd.readable() => Some(r),
+            () = wake.0.notified() => None,
+        };
+        let Some(readable) = readable else {
+            // A resize: take crossterm's pending events now (its resize is dropped: the
+            // handler has sent its own).
+            if matches!(drain(fd.get_ref().as_raw_fd(), &tx), Drained::Gone) {
+                break;
+            }
+            continue;
+        };
+        let Ok(mut ready) = readable else {
             break;
         };
         if ready.ready().is_read_closed() {
@@ -87,6 +118,10 @@ fn drain(terminal: i32, tx: &AppSender) -> Drained {
         let Ok(ev) = crossterm::event::read() else {
             return Drained::Gone;
         };
+        // The SIGWINCH handler sends the resize (crossterm's copy would draw a second frame).
+        if matches!(ev, crossterm::event::Event::Resize(..)) {
+            continue;
+        }
         if tx.send(AppEvent::Input(ev)).is_err() {
             return Drained::Gone;
         }
