@@ -132,7 +132,44 @@ fn dev_tty_works_in_a_tui_pane() {
     tmux.keys("t", "b");
     tmux.type_line("t", "PS1='sandbox# '");
     reopen_the_terminal(&tmux);
+    // Keys typed right after the host terminal was resized reach the pane at once (they used
+    // to wait in crossterm until the next key).
+    tmux.type_line("t", "clear");
+    tmux.ok(&["resize-window", "-t", "t", "-x", "110", "-y", "40"]);
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    tmux.keys("t", "typed-after-the-resize");
+    tmux.wait_visible("t", "keys typed after a resize", |s| {
+        s.contains("sandbox# typed-after-the-resize")
+    });
+    tmux.key("t", "C-u");
     tmux.quit_tui_ending_sessions("t");
+    ws.wait_torn_down();
+}
+
+/// A command that leaves a daemon behind (its stdio sent to /dev/null, the terminal still on
+/// descriptor 255, as Codex's app server does) ends its session when it exits, not when the
+/// daemon does.
+#[test]
+fn a_session_ends_with_its_command_though_a_daemon_keeps_the_terminal() {
+    let dev = Dev::get();
+    let ws = dev.workspace("tty-daemon");
+    let dir = ws.path.display().to_string();
+    let tmux = Tmux::start(&dev, "tty-daemon", "t", &dir, 120, 40);
+    let started = std::time::Instant::now();
+    tmux.type_line(
+        "t",
+        &format!(
+            "PS1='host$ '; env {} {} run --detachable -- sh -c 'sleep 120 </dev/null >/dev/null 2>&1 & exit 4'; echo cli-rc=$?",
+            ws.env_args().join(" "),
+            lazaret_bin().display()
+        ),
+    );
+    tmux.wait_visible("t", "the session's end", |s| shown(s, "cli-rc=4"));
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(60),
+        "the session waited for the daemon: {:?}",
+        started.elapsed()
+    );
     ws.wait_torn_down();
 }
 
