@@ -8,7 +8,8 @@
 //! connections (api.anthropic.com, OpenAI) are refused by the sidecar and never leave the
 //! machine. Claude Code then shows its "Unable to connect" screen; with onboarding marked done
 //! and a placeholder API key (never sent anywhere) it shows its folder-trust and key
-//! questions and its prompt, all offline.
+//! questions and its prompt, all offline. In a pane, Ctrl-V pastes an image from the host
+//! clipboard into Claude Code's prompt through the clipboard shim (`xclip` in the sandbox).
 
 mod support;
 
@@ -121,6 +122,23 @@ fn opposite(key: &str) -> &str {
 
 const KEY: &str = "ANTHROPIC_API_KEY=sk-ant-lazaret-test-not-a-key";
 
+/// A 1×1 PNG next to the workspace, readable by the developer (the coordinator reads it).
+fn image_file(ws: &TestWorkspace) -> std::path::PathBuf {
+    const PNG: &[u8] = &[
+        0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44,
+        0x52, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f,
+        0x15, 0xc4, 0x89, 0x00, 0x00, 0x00, 0x0a, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x00,
+        0x01, 0x00, 0x00, 0x05, 0x00, 0x01, 0x0d, 0x0a, 0x2d, 0xb4, 0x00, 0x00, 0x00, 0x00, 0x49,
+        0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+    ];
+    let path = std::path::PathBuf::from(format!("{}.png", ws.path.display()));
+    std::fs::write(&path, PNG).expect("writing the test image");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644))
+        .expect("chmod the test image");
+    path
+}
+
 #[test]
 fn claude_code_runs_on_node_22_or_newer_and_its_first_screens_work_in_run_and_in_a_pane() {
     let dev = Dev::get();
@@ -187,11 +205,22 @@ fn claude_code_runs_on_node_22_or_newer_and_its_first_screens_work_in_run_and_in
     // 3. In a TUI pane (the folder and the key were accepted above, kept in the State Anchor):
     //    the prompt, typed text, a resize.
     tmux.ok(&["resize-window", "-t", "t", "-x", "160", "-y", "40"]);
+    // The host clipboard holds an image (the reader the coordinator runs is the test's own:
+    // what wl-paste or xclip would be on a desktop).
+    let png = image_file(&ws);
     tmux.type_line(
         "t",
         &host_line(
             &ws,
             &format!("tui --profile claude -- env {KEY} claude; echo cli-rc-3=$?"),
+        )
+        .replacen(
+            "env ",
+            &format!(
+                "env LAZARET_CLIPBOARD_IMAGE_COMMAND='cat {}' ",
+                png.display()
+            ),
+            1,
         ),
     );
     let s = tmux.wait_visible("t", "Claude Code's prompt in the pane", |s| {
@@ -205,6 +234,14 @@ fn claude_code_runs_on_node_22_or_newer_and_its_first_screens_work_in_run_and_in
     tmux.wait_screen("t", "the typed text in the pane", |s| {
         s.lines()
             .any(|l| l.starts_with("│❯") && l.contains("typed-in-a-pane"))
+    });
+    tmux.key("t", "C-u");
+    // Ctrl-V: Claude Code asks xclip for the clipboard's image, the clipboard shim gets it
+    // from the host (the developer just pressed the paste key in this pane).
+    tmux.key("t", "C-v");
+    tmux.wait_visible("t", "the pasted image in Claude Code's prompt", |s| {
+        s.lines()
+            .any(|l| l.starts_with("│❯") && l.contains("[Image #1]"))
     });
     tmux.key("t", "C-u");
     tmux.ok(&["resize-window", "-t", "t", "-x", "130", "-y", "40"]);
