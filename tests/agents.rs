@@ -122,23 +122,6 @@ fn opposite(key: &str) -> &str {
 
 const KEY: &str = "ANTHROPIC_API_KEY=sk-ant-lazaret-test-not-a-key";
 
-/// A 1×1 PNG next to the workspace, readable by the developer (the coordinator reads it).
-fn image_file(ws: &TestWorkspace) -> std::path::PathBuf {
-    const PNG: &[u8] = &[
-        0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44,
-        0x52, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f,
-        0x15, 0xc4, 0x89, 0x00, 0x00, 0x00, 0x0a, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x00,
-        0x01, 0x00, 0x00, 0x05, 0x00, 0x01, 0x0d, 0x0a, 0x2d, 0xb4, 0x00, 0x00, 0x00, 0x00, 0x49,
-        0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
-    ];
-    let path = std::path::PathBuf::from(format!("{}.png", ws.path.display()));
-    std::fs::write(&path, PNG).expect("writing the test image");
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644))
-        .expect("chmod the test image");
-    path
-}
-
 #[test]
 fn claude_code_runs_on_node_22_or_newer_and_its_first_screens_work_in_run_and_in_a_pane() {
     let dev = Dev::get();
@@ -207,7 +190,7 @@ fn claude_code_runs_on_node_22_or_newer_and_its_first_screens_work_in_run_and_in
     tmux.ok(&["resize-window", "-t", "t", "-x", "160", "-y", "40"]);
     // The host clipboard holds an image (the reader the coordinator runs is the test's own:
     // what wl-paste or xclip would be on a desktop).
-    let png = image_file(&ws);
+    let png = ws.image_file();
     tmux.type_line(
         "t",
         &host_line(

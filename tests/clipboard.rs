@@ -123,15 +123,6 @@ fn text_selected_in_a_pane_reaches_the_host_clipboard_and_the_sandboxs_osc52_doe
     ws.wait_torn_down();
 }
 
-/// A 1×1 PNG.
-const PNG: &[u8] = &[
-    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
-    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4,
-    0x89, 0x00, 0x00, 0x00, 0x0a, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x00, 0x01, 0x00, 0x00,
-    0x05, 0x00, 0x01, 0x0d, 0x0a, 0x2d, 0xb4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae,
-    0x42, 0x60, 0x82,
-];
-
 fn sha256_hex(path: &std::path::Path) -> String {
     let out = std::process::Command::new("sha256sum")
         .arg(path)
@@ -153,13 +144,7 @@ fn the_image_paste_shim_gives_the_host_image_only_after_the_paste_key() {
     let dev = Dev::get();
     let ws = dev.workspace("image-paste");
     let dir = ws.path.display().to_string();
-    let png = std::path::PathBuf::from(format!("{dir}.png"));
-    std::fs::write(&png, PNG).expect("writing the test image");
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&png, std::fs::Permissions::from_mode(0o644))
-            .expect("chmod the test image");
-    }
+    let png = ws.image_file();
     let want = sha256_hex(&png);
     assert_eq!(want.len(), 64, "sha256sum of the test image: {want:?}");
     let tmux = Tmux::start(&dev, "image-paste", "t", &dir, 160, 45);
