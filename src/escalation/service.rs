@@ -138,12 +138,26 @@ impl Service {
             return rejected(why);
         }
         if super::image_paste::is_paste_request(&body.argv) {
-            // Not a Host Escalation: answered here, by the developer's paste key alone.
+            // Not a Host Escalation: answered here, by the developer's paste key alone. It
+            // counts against the same bound as escalations, so a flood of paste requests
+            // cannot start a thread each.
             let done = seen.pending_flag(&body.request_id);
+            if self.in_flight.fetch_add(1, Ordering::SeqCst) >= MAX_IN_FLIGHT {
+                self.in_flight.fetch_sub(1, Ordering::SeqCst);
+                seen.finish(&body.request_id);
+                let res = EscalationResult::new(
+                    &body.request_id,
+                    Outcome::Denied,
+                    "too many requests at once in this Domain; try again",
+                );
+                self.deliver_paste(&session, &req.sig, res);
+                return;
+            }
             let me = self.clone();
             let req = req.clone();
             std::thread::spawn(move || {
                 me.answer_paste(&req, &session);
+                me.in_flight.fetch_sub(1, Ordering::SeqCst);
                 done.store(true, Ordering::SeqCst);
             });
             return;
@@ -222,7 +236,7 @@ impl Service {
             .engine
             .paste_keys
             .take_read(&body.session_id, Instant::now());
-        let mut res = match answer(self.image_paste, pressed, read_host_clipboard) {
+        let res = match answer(self.image_paste, pressed, read_host_clipboard) {
             Answer::Image(bytes) => {
                 tracing::info!(session = %body.session_id, bytes = bytes.len(), "image pasted into the sandbox");
                 EscalationResult::completed(&body.request_id, 0, &bytes, b"", false)
@@ -232,7 +246,12 @@ impl Service {
                 EscalationResult::new(&body.request_id, Outcome::Denied, &why)
             }
         };
-        res.sign(&keys.anchor, &req.sig);
+        self.deliver_paste(keys, &req.sig, res);
+    }
+
+    /// Signs and writes a paste request's result (outside the protocol core: no escalation).
+    fn deliver_paste(&self, keys: &SessionKeys, request_sig: &str, mut res: EscalationResult) {
+        res.sign(&keys.anchor, request_sig);
         if let Err(e) = self.mailbox.deliver(&res.request_id, &res.to_bytes()) {
             tracing::error!(request = %res.request_id, "delivering the paste result: {e}");
         }
