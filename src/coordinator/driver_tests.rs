@@ -201,7 +201,7 @@ fn the_table_gives_every_port_effect_to_the_ports_and_hands_back_the_rest() {
 }
 
 /// An engine over a ready Domain, as the daemon makes it after bring-up.
-fn engine() -> Engine {
+pub(crate) fn engine() -> Engine {
     let mut reg = Registry::new(None);
     reg.start_as_leader().expect("leader");
     for e in [

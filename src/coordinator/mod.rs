@@ -15,7 +15,7 @@ pub mod driver_edges;
 pub mod driver_ports;
 mod driver_steps;
 #[cfg(test)]
-mod driver_tests;
+pub(crate) mod driver_tests;
 pub mod effect;
 pub mod engine;
 mod escalation;

@@ -135,38 +135,57 @@ pub fn decide(engine: &Engine, p: &Pending<'_>) -> Verdict {
 
 fn decided(engine: &Engine, p: &Pending<'_>, decided: Decided) -> Verdict {
     let request = p.model;
-    let Decided { decision, by } = decided;
+    let Decided {
+        decision,
+        by,
+        recorded,
+    } = decided;
     let asked = &p.req.body.argv;
-    if let Err(e) = decision.validate() {
-        engine.escalation_step(Event::Deny { request, by });
-        return Verdict::End(
-            Outcome::Denied,
-            format!("the edited command is invalid: {e}"),
-        );
-    }
-    match decision {
-        Decision::Approve {} => {
-            engine.escalation_step(Event::Approve { request, by });
+    let (event, verdict) = match (decision.validate(), decision) {
+        (Err(e), _) => (
+            Event::Deny { request, by },
+            Verdict::End(
+                Outcome::Denied,
+                format!("the edited command is invalid: {e}"),
+            ),
+        ),
+        (Ok(()), Decision::Approve {}) => (
+            Event::Approve { request, by },
             Verdict::Run {
                 argv: asked.clone(),
                 edited: false,
-            }
-        }
-        Decision::Edit { argv } => {
+            },
+        ),
+        (Ok(()), Decision::Edit { argv }) => {
             let edited = argv != *asked;
             let event = if edited {
                 Event::Edit { request, by }
             } else {
                 Event::Approve { request, by }
             };
-            engine.escalation_step(event);
-            Verdict::Run { argv, edited }
+            (event, Verdict::Run { argv, edited })
         }
-        Decision::Deny {} => {
-            engine.escalation_step(Event::Deny { request, by });
-            Verdict::End(Outcome::Denied, "the developer denied it".into())
-        }
+        (Ok(()), Decision::Deny {}) => (
+            Event::Deny { request, by },
+            Verdict::End(Outcome::Denied, "the developer denied it".into()),
+        ),
+    };
+    let taken = engine.escalation_step(event);
+    if let Some(recorded) = recorded {
+        let _ = recorded.send(taken);
     }
+    if taken {
+        return verdict;
+    }
+    // The core refused the decision (its decider no longer sees the prompt, or the session
+    // left): nothing the core did not record runs. The request ends; its prompt is withdrawn.
+    engine.escalation_step(Event::Cancel { request });
+    Verdict::End(
+        Outcome::Cancelled,
+        "the decision could not be recorded (the client that decided, or the session, went \
+         away first); nothing ran"
+            .into(),
+    )
 }
 
 /// Whole seconds until `deadline`, at least 1.
@@ -205,3 +224,7 @@ fn ended_waiting(engine: &Engine, p: &Pending<'_>) -> Verdict {
         )
     }
 }
+
+#[cfg(test)]
+#[path = "approval_tests.rs"]
+mod tests;

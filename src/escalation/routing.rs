@@ -12,16 +12,38 @@ use tokio::sync::mpsc;
 
 /// A decision and who made it: `by` is None for the session's own terminal (a direct `lazaret
 /// run`), else the viewer (an attached client or a control centre) whose decision won (FR-5).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct Decided {
     pub decision: Decision,
     pub by: Option<crate::coordinator::viewers::ViewerId>,
+    /// Told once the protocol core took the decision's step (true) or refused it (false). A
+    /// viewer's decision is taken only while the viewer sees the prompt (TLA+ `Decide`), so
+    /// the client that decided waits for this before it may detach — a `lazaret deny` that
+    /// exits at once would otherwise detach first, and its decision would be refused.
+    pub recorded: Option<std::sync::mpsc::Sender<bool>>,
 }
 
 impl Decided {
     /// A decision of the session's own terminal.
     pub fn own(decision: Decision) -> Decided {
-        Decided { decision, by: None }
+        Decided {
+            decision,
+            by: None,
+            recorded: None,
+        }
+    }
+
+    /// A viewer's decision; `recorded` is told when the core took its step.
+    pub fn by_viewer(
+        decision: Decision,
+        by: Option<crate::coordinator::viewers::ViewerId>,
+        recorded: std::sync::mpsc::Sender<bool>,
+    ) -> Decided {
+        Decided {
+            decision,
+            by,
+            recorded: Some(recorded),
+        }
     }
 }
 

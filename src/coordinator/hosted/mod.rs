@@ -39,6 +39,10 @@ use viewer::{Attachment, Feed, OutboundSender, ViewerKey};
 /// Scrollback lines the coordinator keeps per session.
 pub const SCROLLBACK: usize = 5000;
 
+/// How long a client's decision waits for the core to record it (the request's deciding
+/// thread takes it within one receive; this bounds a stuck core, not the normal path).
+const RECORD_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// What a session's process needs to start in this Domain.
 pub struct SpawnConfig {
     pub domain: Domain,
@@ -490,10 +494,8 @@ impl SessionHost {
                 .and_then(|s| v.models.get(s).copied())
                 .or(v.centre)
         });
-        let decided = Decided {
-            decision: decision.clone(),
-            by: viewer,
-        };
+        let (recorded, was_recorded) = std::sync::mpsc::channel();
+        let decided = Decided::by_viewer(decision.clone(), viewer, recorded);
         let (label, client) = lock(&self.viewers)
             .get(&key)
             .map(|v| (v.label.clone(), v.client.as_str().to_owned()))
@@ -506,6 +508,17 @@ impl SessionHost {
         match &taken {
             Ok(()) => {
                 tracing::info!(request = %request_id, ?decision, %by, ?viewer, "developer decided");
+                // The core takes the decision only while its viewer sees the prompt: the
+                // client (a `lazaret deny` exits at once) may detach only after that step.
+                match was_recorded.recv_timeout(RECORD_WAIT) {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        tracing::warn!(request = %request_id, %by, "the core refused the decision")
+                    }
+                    Err(_) => {
+                        tracing::warn!(request = %request_id, %by, "the decision was not recorded in time")
+                    }
+                }
                 if let Some(s) = session {
                     self.publish_id(&s);
                 }
