@@ -71,9 +71,10 @@ fn reopen_the_terminal(tmux: &Tmux<'_>) {
     // and menu 6's device status report is answered (no stall).
     tmux.type_line("t", "clear; ./vttest");
     tmux.wait_visible("t", "vttest's main menu", main_menu);
-    for menu in ["1", "2", "8"] {
+    for menu in ["1", "2", "3", "8"] {
         run_menu(tmux, menu);
     }
+    walk_menu_11(tmux);
     tmux.type_line("t", "6");
     tmux.wait_visible("t", "vttest's menu 6", |s| {
         s.contains("Menu 6: Terminal Reports/Responses")
@@ -119,6 +120,116 @@ fn run_menu(tmux: &Tmux<'_>, menu: &str) {
         .unwrap_or_else(|| tmux.visible("t"));
     }
     panic!("vttest's menu {menu} did not end:\n{screen}");
+}
+
+/// Menu 11 (non-VT100: ISO 6429 cursor movement, colours, other ISO 6429 features, xterm's
+/// window title and alternate screens) through its submenus, every test of them that needs
+/// no more than Enter (the mouse, font, Tektronix and window-report tests want a real xterm).
+fn walk_menu_11(tmux: &Tmux<'_>) {
+    const MAIN: &str = "Enter choice number (0 - 12)";
+    const M11: &str = "Menu 11: Non-VT100 Tests";
+    const M11_5: &str = "Menu 11.5: ISO-6429 (ECMA-48) Cursor-Movement";
+    const M11_6: &str = "Menu 11.6: ISO 6429 colors";
+    const M11_7: &str = "Menu 11.7: Miscellaneous ISO-6429 (ECMA-48) Tests";
+    const M11_7_1: &str = "Menu 11.7.1: Protected-Areas Tests";
+    const M11_8: &str = "Menu 11.8: XTERM special features";
+    const M11_8_7: &str = "Menu 11.8.7: XTERM Alternate-Screen features";
+    choose(tmux, "11", M11);
+    choose(tmux, "5", M11_5);
+    for test in ["1", "2", "3", "4", "5", "6", "7", "8", "9"] {
+        choose(tmux, test, M11_5);
+    }
+    choose(tmux, "0", M11);
+    choose(tmux, "6", M11_6);
+    for test in ["2", "3", "4", "5", "8", "9"] {
+        choose(tmux, test, M11_6);
+    }
+    choose(tmux, "0", M11);
+    choose(tmux, "7", M11_7);
+    choose(tmux, "1", M11_7_1);
+    choose(tmux, "2", M11_7_1);
+    choose(tmux, "0", M11_7);
+    for test in ["2", "3", "4", "5", "6"] {
+        choose(tmux, test, M11_7);
+    }
+    choose(tmux, "0", M11);
+    choose(tmux, "8", M11_8);
+    choose(tmux, "7", M11_8_7);
+    for test in ["3", "4", "5"] {
+        choose(tmux, test, M11_8_7);
+    }
+    choose(tmux, "0", M11_8);
+    // Set window title: vttest asks for one, sets it, and is back at the menu.
+    tmux.type_line("t", "3");
+    tmux.wait_visible("t", "vttest's title prompt", |s| {
+        s.contains("Please enter the new window name")
+    });
+    tmux.type_line("t", "vttest-title");
+    tmux.wait_visible("t", "menu 11.8 after the title", |s| fresh_menu(s, M11_8));
+    choose(tmux, "0", M11);
+    choose(tmux, "0", MAIN);
+}
+
+/// A menu titled `title` (or the main menu's prompt) waiting for a choice, nothing typed yet.
+fn fresh_menu(screen: &str, title: &str) -> bool {
+    screen.contains(title)
+        && screen.lines().any(|l| {
+            l.split_once("Enter choice number")
+                .and_then(|(_, rest)| rest.split_once("):"))
+                .is_some_and(|(_, typed)| {
+                    typed
+                        .trim_matches(|c: char| c == ' ' || c == '│')
+                        .is_empty()
+                })
+        })
+}
+
+/// Types `choice` at a vttest menu, presses Enter through the test's screens, and expects
+/// the menu titled `back_at` waiting for the next choice.
+fn choose(tmux: &Tmux<'_>, choice: &str, back_at: &str) {
+    let mut screen = tmux.visible("t");
+    tmux.type_line("t", choice);
+    for _ in 0..40 {
+        let before = screen.clone();
+        // The screen changes (the choice is echoed, then vttest draws), then settles.
+        screen = support::wait_for(std::time::Duration::from_secs(10), || {
+            let now = tmux.visible("t");
+            (now != before).then_some(now)
+        })
+        .unwrap_or_else(|| tmux.visible("t"));
+        screen = settled(tmux, screen);
+        if screen.contains("Enter choice number") {
+            if fresh_menu(&screen, back_at) {
+                return;
+            }
+            assert!(
+                !fresh_menu(&screen, ""),
+                "vttest's choice {choice} came back to another menu than {back_at:?}:\n{screen}"
+            );
+            // The choice echoed but not yet taken: wait for vttest's next screen.
+            if !screen.contains("Push <RETURN>") {
+                continue;
+            }
+        }
+        tmux.key("t", "Enter");
+    }
+    panic!("vttest's choice {choice} did not come back to {back_at:?}:\n{screen}");
+}
+
+/// The screen once it stayed the same for 300 ms.
+fn settled(tmux: &Tmux<'_>, mut screen: String) -> String {
+    let mut same = 0;
+    while same < 3 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let now = tmux.visible("t");
+        if now == screen {
+            same += 1;
+        } else {
+            same = 0;
+            screen = now;
+        }
+    }
+    screen
 }
 
 fn with_vttest(ws: &TestWorkspace) {
