@@ -67,8 +67,9 @@ fn reopen_the_terminal(tmux: &Tmux<'_>) {
     assert!(shown(&s, "jobs-0"), "the job is still there:\n{s}");
 
     // vttest opens /dev/tty for its terminal modes ("Cannot initialize tty modes" before);
-    // menus 1 (cursor movements), 2 (screen features) and 8 (insert/delete) run to the end,
-    // and menu 6's device status report is answered (no stall).
+    // menus 1 (cursor movements), 2 (screen features), 3 (character sets), 8 (insert/delete),
+    // 11 (non-VT100) and 6 (terminal reports; its device status report is answered) run to
+    // the end.
     tmux.type_line("t", "clear; ./vttest");
     tmux.wait_visible("t", "vttest's main menu", main_menu);
     for menu in ["1", "2", "3", "8"] {
@@ -85,11 +86,15 @@ fn reopen_the_terminal(tmux: &Tmux<'_>) {
     });
     assert!(dsr.contains("TERMINAL OK"), "DSR 5:\n{dsr}");
     tmux.key("t", "Enter");
-    tmux.wait_visible("t", "vttest's menu 6 again", |s| {
-        s.contains("Menu 6: Terminal Reports/Responses") && !s.contains("Push <RETURN>")
-    });
-    tmux.type_line("t", "0");
-    tmux.wait_visible("t", "vttest's main menu again", main_menu);
+    const M6: &str = "Menu 6: Terminal Reports/Responses";
+    tmux.wait_visible("t", "vttest's menu 6 again", |s| fresh_menu(s, M6));
+    // The other reports: answerback, line feed / new line mode, primary, secondary and
+    // tertiary device attributes, terminal parameters — each answered or timed out by vttest,
+    // none stalls.
+    for test in ["1", "2", "4", "5", "6", "7"] {
+        choose(tmux, test, M6);
+    }
+    choose(tmux, "0", "Enter choice number (0 - 12)");
     tmux.type_line("t", "0");
     let s = tmux.wait_visible("t", "the shell after vttest", |s| {
         shown(s, "sandbox#") && !s.contains("Enter choice number")
