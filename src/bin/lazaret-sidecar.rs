@@ -69,11 +69,14 @@ fn main() -> ExitCode {
         let _ = report("failed", &e);
         return ExitCode::FAILURE;
     }
-    if let Err(e) = start_dns() {
-        eprintln!("lazaret-sidecar: {e}");
-        let _ = report("failed", &e);
-        return ExitCode::FAILURE;
-    }
+    let mut run_rules = match start_dns() {
+        Ok(run_rules) => run_rules,
+        Err(e) => {
+            eprintln!("lazaret-sidecar: {e}");
+            let _ = report("failed", &e);
+            return ExitCode::FAILURE;
+        }
+    };
     if let Err(e) = report("ready", "policy installed\n") {
         eprintln!("lazaret-sidecar: reporting ready: {e}");
         return ExitCode::FAILURE;
@@ -81,7 +84,10 @@ fn main() -> ExitCode {
     let mut ledger = Ledger::default();
     loop {
         match wait_signal(&signals, POLL) {
-            Ok(None) => ledger.poll(),
+            Ok(None) => {
+                run_rules.poll();
+                ledger.poll();
+            }
             Ok(Some(Signal::SIGCHLD)) => {
                 while let Ok(status) = waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
                     if status == nix::sys::wait::WaitStatus::StillAlive {
@@ -158,8 +164,8 @@ impl Ledger {
 
 /// Starts the DNS forwarder the sandbox resolves through (name rules, answers for allowed names
 /// added to the policy's set before they are relayed). It runs until the sidecar exits; if it
-/// fails, name resolution fails closed.
-fn start_dns() -> Result<(), String> {
+/// fails, name resolution fails closed. Returns what applies the run-scoped rules.
+fn start_dns() -> Result<RunRulesApplier, String> {
     use lazaret::network::{DefaultMode, DnsProxy, NameRules};
     use lazaret::runtime::network_policy::DnsSettings;
     let path = Path::new(DIR).join("dns.json");
@@ -175,34 +181,77 @@ fn start_dns() -> Result<(), String> {
     } else {
         DefaultMode::Allow
     };
-    let proxy =
-        DnsProxy::new(listen, settings.upstream.into(), rules, mode).with_mark(settings.mark);
+    let applier = RunRulesApplier::default();
+    let answered = Answered {
+        profile: rules.clone(),
+        run: applier.names.clone(),
+        for_run_names: applier.answered.clone(),
+    };
+    let proxy = DnsProxy::new(listen, settings.upstream.into(), rules, mode)
+        .with_mark(settings.mark)
+        .with_run_allowed(applier.names.clone());
     std::thread::spawn(move || {
-        let result = proxy.serve(allow_answered, |name, reason| {
-            ledger_name_denial(name, reason);
-        });
+        let result = proxy.serve(
+            |name, records| answered.allow(name, records),
+            |name, reason| {
+                ledger_name_denial(name, reason);
+            },
+        );
         if let Err(e) = result {
             eprintln!("lazaret-sidecar: the DNS forwarder stopped: {e}");
         }
     });
-    Ok(())
+    Ok(applier)
 }
 
-/// Adds the addresses answered for an allowed name to the policy's set, for the answer's TTL
-/// (at least 60 s, at most a day). Private addresses are added too: the policy's prefix rules,
-/// evaluated before the set, still refuse them unless a CIDR rule allows them (no rebinding).
-fn allow_answered(name: &str, records: &[(std::net::Ipv4Addr, u32)]) {
-    use lazaret::runtime::network_policy::{DNS_ALLOWED_SET, TABLE};
-    if records.is_empty() {
-        return;
+/// Where the addresses answered for an allowed name go.
+struct Answered {
+    /// The profile's name rules: their names' addresses go into the profile's set.
+    profile: lazaret::network::NameRules,
+    /// The names allowed for this run: theirs go into the run's set, remembered per pattern.
+    run: lazaret::network::dns_proxy::RunNames,
+    for_run_names: std::sync::Arc<std::sync::Mutex<lazaret::network::run_rules::AnsweredForNames>>,
+}
+
+impl Answered {
+    /// Adds the addresses answered for an allowed name to the policy's set, for the answer's
+    /// TTL (at least 60 s, at most a day). Private addresses are added too: the policy's
+    /// prefix rules, evaluated before the set, still refuse them unless a CIDR rule allows
+    /// them (no rebinding).
+    fn allow(&self, name: &str, records: &[(std::net::Ipv4Addr, u32)]) {
+        use lazaret::network::NameVerdict;
+        use lazaret::runtime::network_policy::{DNS_ALLOWED_SET, RUN_DNS_ALLOWED_SET};
+        if records.is_empty() {
+            return;
+        }
+        let set = if self.profile.decide(name) == NameVerdict::Allow {
+            DNS_ALLOWED_SET
+        } else {
+            let run = self.run.read().unwrap_or_else(|p| p.into_inner());
+            match run.decide_with_rule(name) {
+                (NameVerdict::Allow, Some(pattern)) => {
+                    self.for_run_names
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .record(pattern, records.iter().map(|(a, _)| *a));
+                }
+                _ => return,
+            }
+            RUN_DNS_ALLOWED_SET
+        };
+        add_answered(name, set, records);
     }
+}
+
+fn add_answered(name: &str, set: &str, records: &[(std::net::Ipv4Addr, u32)]) {
+    use lazaret::runtime::network_policy::TABLE;
     let elements: Vec<String> = records
         .iter()
         .map(|(addr, ttl)| format!("{addr} timeout {}s", (*ttl).clamp(60, 86_400)))
         .collect();
     let element = format!("{{ {} }}", elements.join(", "));
     let out = Command::new(NFT)
-        .args(["add", "element", "inet", TABLE, DNS_ALLOWED_SET, &element])
+        .args(["add", "element", "inet", TABLE, set, &element])
         .output();
     match out {
         Ok(o) if o.status.success() => {}
@@ -211,6 +260,116 @@ fn allow_answered(name: &str, records: &[(std::net::Ipv4Addr, u32)]) {
             String::from_utf8_lossy(&o.stderr).trim()
         ),
         Err(e) => eprintln!("lazaret-sidecar: allowing the answer for {name}: {e}"),
+    }
+}
+
+/// Applies the run-scoped rules the host writes (`lazaret net allow`, see
+/// `lazaret::network::run_rules`): each new generation is one nftables transaction on the run
+/// sets, the forwarder's run names are replaced, the addresses of revoked names leave the run's
+/// answer set, and the generation is acknowledged in `run-rules.applied`.
+#[derive(Default)]
+struct RunRulesApplier {
+    applied: Option<u64>,
+    names: lazaret::network::dns_proxy::RunNames,
+    answered: std::sync::Arc<std::sync::Mutex<lazaret::network::run_rules::AnsweredForNames>>,
+}
+
+impl RunRulesApplier {
+    fn poll(&mut self) {
+        use lazaret::network::run_rules::{RunRules, APPLIED_FILE, MAX_FILE_BYTES, RULES_FILE};
+        let path = Path::new(DIR).join(RULES_FILE);
+        let text = match std::fs::metadata(&path) {
+            Ok(m) if m.len() > MAX_FILE_BYTES => Err(format!(
+                "{RULES_FILE} is larger than {MAX_FILE_BYTES} bytes"
+            )),
+            Ok(_) => {
+                std::fs::read_to_string(&path).map_err(|e| format!("reading {RULES_FILE}: {e}"))
+            }
+            Err(_) => return,
+        };
+        let rules = match text.and_then(|t| RunRules::parse(&t)) {
+            Ok(rules) => rules,
+            Err(e) => {
+                // Nothing the host wrote is applied half; the last good rules stay.
+                if self.applied != Some(u64::MAX) {
+                    eprintln!("lazaret-sidecar: {e}");
+                    let _ = report(APPLIED_FILE, &format!("0 failed: {e}\n"));
+                    self.applied = Some(u64::MAX);
+                }
+                return;
+            }
+        };
+        if self.applied == Some(rules.generation) {
+            return;
+        }
+        let result = self.apply(&rules);
+        let line = match &result {
+            Ok(()) => format!("{} ok\n", rules.generation),
+            Err(e) => {
+                eprintln!("lazaret-sidecar: applying the run's rules: {e}");
+                format!("{} failed: {e}\n", rules.generation)
+            }
+        };
+        if let Err(e) = report(APPLIED_FILE, &line) {
+            eprintln!("lazaret-sidecar: acknowledging the run's rules: {e}");
+        }
+        self.applied = Some(rules.generation);
+    }
+
+    fn apply(&mut self, rules: &lazaret::network::run_rules::RunRules) -> Result<(), String> {
+        use lazaret::network::NameRules;
+        use lazaret::runtime::network_policy::{RUN_DNS_ALLOWED_SET, TABLE};
+        nft_script(&rules.render_nft())?;
+        let names = rules.names();
+        let run = NameRules::new(names.clone(), Vec::new())?;
+        *self.names.write().unwrap_or_else(|p| p.into_inner()) = run;
+        let gone = self
+            .answered
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .revoke_missing(&names);
+        for addr in gone {
+            // An element that timed out meanwhile is gone already: that error is not one.
+            let _ = Command::new(NFT)
+                .args([
+                    "delete",
+                    "element",
+                    "inet",
+                    TABLE,
+                    RUN_DNS_ALLOWED_SET,
+                    &format!("{{ {addr} }}"),
+                ])
+                .output();
+        }
+        Ok(())
+    }
+}
+
+/// Runs an nftables script (`nft -f -`): one transaction.
+fn nft_script(script: &str) -> Result<(), String> {
+    use std::io::Write as _;
+    let mut child = Command::new(NFT)
+        .args(["-f", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {NFT}: {e}"))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin
+            .write_all(script.as_bytes())
+            .map_err(|e| format!("writing to {NFT}: {e}"))?;
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("waiting for {NFT}: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "nft: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
     }
 }
 

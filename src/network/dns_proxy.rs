@@ -60,7 +60,13 @@ pub struct DnsProxy {
     mark: Option<u32>,
     timeout: Duration,
     max_in_flight: usize,
+    /// Names the developer allowed for this run (`lazaret net allow NAME`): allowed over the
+    /// profile's rules, and reported like the profile's allowed names. Replaced while serving.
+    run_allowed: Option<RunNames>,
 }
+
+/// The run-scoped name allows, shared with whoever applies `lazaret net allow`.
+pub type RunNames = std::sync::Arc<std::sync::RwLock<NameRules>>;
 
 /// Marks `sock`'s packets with `mark` (`SO_MARK`, needs CAP_NET_ADMIN), so nftables rules can
 /// tell the forwarder's upstream traffic from the sandbox's.
@@ -112,7 +118,25 @@ impl DnsProxy {
             mark: None,
             timeout: UPSTREAM_TIMEOUT,
             max_in_flight: MAX_IN_FLIGHT,
+            run_allowed: None,
         }
+    }
+
+    /// Allows (and reports) the names `run` allows, whatever the profile's rules say; the
+    /// caller may change `run` while the forwarder serves.
+    pub fn with_run_allowed(mut self, run: RunNames) -> DnsProxy {
+        self.run_allowed = Some(run);
+        self
+    }
+
+    /// Whether the developer allowed `name` for this run.
+    fn run_allows(&self, name: &str) -> bool {
+        self.run_allowed.as_ref().is_some_and(|r| {
+            r.read()
+                .unwrap_or_else(PoisonError::into_inner)
+                .decide(name)
+                == NameVerdict::Allow
+        })
     }
 
     /// Marks every upstream socket with `mark` (see [`set_mark`]); a socket that cannot be marked
@@ -176,7 +200,11 @@ impl DnsProxy {
                     }
                 };
                 let name = query.question.name.as_str();
-                let (verdict, rule) = this.rules.decide_with_rule(name);
+                let (verdict, rule) = if this.run_allows(name) {
+                    (NameVerdict::Allow, None)
+                } else {
+                    this.rules.decide_with_rule(name)
+                };
                 let refusal = match (verdict, rule, this.mode) {
                     (NameVerdict::Deny, Some(rule), _) => Some(format!("deny rule {rule}")),
                     (NameVerdict::Deny, None, _) => Some("deny rule".to_string()),

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use super::dns_message::{parse_response, Rcode, TYPE_A};
 use super::dns_message_tests::query_bytes;
-use super::dns_proxy::{set_mark, DefaultMode, DnsProxy};
+use super::dns_proxy::{set_mark, DefaultMode, DnsProxy, RunNames};
 use super::name_rules::NameRules;
 
 const ANSWER: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 7);
@@ -81,12 +81,25 @@ fn with_proxy(
     upstream_mode: Upstream,
     client: impl FnOnce(SocketAddr, &Allowed, &Denied),
 ) {
+    with_proxy_run(mode, upstream_mode, None, client);
+}
+
+/// [`with_proxy`] with names allowed for the run.
+fn with_proxy_run(
+    mode: DefaultMode,
+    upstream_mode: Upstream,
+    run: Option<RunNames>,
+    client: impl FnOnce(SocketAddr, &Allowed, &Denied),
+) {
     let rules = NameRules::parse(&["*.npmjs.org"], &["*.example.com"]).unwrap();
     let upstream = UdpSocket::bind("127.0.0.1:0").unwrap();
     let listen = UdpSocket::bind("127.0.0.1:0").unwrap();
     let proxy_addr = listen.local_addr().unwrap();
-    let proxy = DnsProxy::new(listen, upstream.local_addr().unwrap(), rules, mode)
+    let mut proxy = DnsProxy::new(listen, upstream.local_addr().unwrap(), rules, mode)
         .with_timeout(Duration::from_millis(400));
+    if let Some(run) = run {
+        proxy = proxy.with_run_allowed(run);
+    }
     let (allowed, denied, stop) = (
         Allowed::default(),
         Denied::default(),
@@ -253,4 +266,42 @@ fn set_mark_needs_net_admin_or_works() {
         Ok(()) => {}
         Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::PermissionDenied, "{e}"),
     }
+}
+
+/// `lazaret net allow NAME`: a name the profile denies, and one it does not list under
+/// default-deny, resolve while the run allows them (their answers reported like the profile's
+/// allowed names) and are refused again once the run's rules no longer hold them.
+#[test]
+fn names_allowed_for_the_run_resolve_over_the_profiles_rules_until_revoked() {
+    let run: RunNames = std::sync::Arc::new(std::sync::RwLock::new(NameRules::default()));
+    with_proxy_run(
+        DefaultMode::Deny,
+        Upstream::Answer,
+        Some(run.clone()),
+        |proxy, allowed, denied| {
+            let sock = client_socket();
+            let rcode = |id, name| parse_response(&ask(&sock, proxy, id, name)).unwrap().rcode;
+            assert_eq!(rcode(1, "api.example.com"), Rcode::REFUSED);
+            assert_eq!(rcode(2, "unlisted.test"), Rcode::REFUSED);
+            *run.write().unwrap() =
+                NameRules::parse(&["api.example.com", "*.test"], &[] as &[&str]).unwrap();
+            assert_eq!(rcode(3, "api.example.com"), Rcode::NOERROR);
+            assert_eq!(rcode(4, "unlisted.test"), Rcode::NOERROR);
+            assert_eq!(
+                rcode(5, "other.example.com"),
+                Rcode::REFUSED,
+                "only what was allowed"
+            );
+            *run.write().unwrap() = NameRules::default();
+            assert_eq!(rcode(6, "api.example.com"), Rcode::REFUSED);
+            let reported: Vec<String> = allowed
+                .lock()
+                .unwrap()
+                .iter()
+                .map(|(n, _)| n.clone())
+                .collect();
+            assert_eq!(reported, ["api.example.com", "unlisted.test"]);
+            assert_eq!(denied.lock().unwrap().len(), 4);
+        },
+    );
 }

@@ -30,6 +30,7 @@
 pub mod dns_message;
 pub mod dns_proxy;
 pub mod name_rules;
+pub mod run_rules;
 
 #[cfg(test)]
 mod dns_message_tests;

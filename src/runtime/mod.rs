@@ -9,6 +9,7 @@ pub mod ignored_state;
 pub mod mounts;
 pub mod network_policy;
 pub mod podman;
+pub mod run_rules_store;
 pub mod runsc_exec;
 pub mod runsc_wrapper;
 pub mod sandbox;

@@ -182,6 +182,13 @@ pub struct DnsSettings {
     pub default_deny: bool,
 }
 
+/// Set of addresses the developer allowed for this run, every port (`lazaret net allow ADDR`).
+pub const RUN_ALLOWED_SET: &str = "run_allowed";
+/// Set of address . port pairs allowed for this run, TCP and UDP (`lazaret net allow ADDR:PORT`).
+pub const RUN_ALLOWED_PORTS_SET: &str = "run_allowed_ports";
+/// Set of addresses the forwarder answered for names allowed for this run.
+pub const RUN_DNS_ALLOWED_SET: &str = "run_dns_allowed";
+
 /// Name of the nftables table the sidecar installs.
 pub const TABLE: &str = "lazaret";
 /// Prefix of the sets that record denied connections for the denial ledger.
@@ -290,6 +297,13 @@ impl NetworkPolicy {
                 "tcp dport 53",
                 "DNS other than through the sidecar's resolver",
             );
+            // Run-scoped allows (`lazaret net allow`, see `network::run_rules`): after DNS,
+            // before every prefix rule.
+            let _ = writeln!(
+                chain,
+                "    meta l4proto {{ tcp, udp }} ip daddr . th dport @{RUN_ALLOWED_PORTS_SET} accept"
+            );
+            let _ = writeln!(chain, "    ip daddr @{RUN_ALLOWED_SET} accept");
             for rule in &rules {
                 match rule {
                     Rule::Allow(p) => {
@@ -307,6 +321,7 @@ impl NetworkPolicy {
             }
             if self.default_deny {
                 let _ = writeln!(chain, "    ip daddr @{DNS_ALLOWED_SET} accept");
+                let _ = writeln!(chain, "    ip daddr @{RUN_DNS_ALLOWED_SET} accept");
                 deny(
                     &mut chain,
                     "meta nfproto ipv4",
@@ -316,9 +331,19 @@ impl NetworkPolicy {
         }
         let mut s = String::new();
         let _ = writeln!(s, "table inet {TABLE} {{");
+        for set in [DNS_ALLOWED_SET, RUN_DNS_ALLOWED_SET] {
+            let _ = writeln!(
+                s,
+                "  set {set} {{\n    type ipv4_addr\n    flags timeout\n    size 65536\n  }}"
+            );
+        }
         let _ = writeln!(
             s,
-            "  set {DNS_ALLOWED_SET} {{\n    type ipv4_addr\n    flags timeout\n    size 65536\n  }}"
+            "  set {RUN_ALLOWED_SET} {{\n    type ipv4_addr\n    size 1024\n  }}"
+        );
+        let _ = writeln!(
+            s,
+            "  set {RUN_ALLOWED_PORTS_SET} {{\n    type ipv4_addr . inet_service\n    size 1024\n  }}"
         );
         s.push_str(&sets);
         let _ = writeln!(s, "  chain output {{");

@@ -86,7 +86,14 @@ pub fn create(
 ) -> anyhow::Result<()> {
     let dir = status_dir(domain);
     crate::domain::layout::ensure_private_dir(&dir)?;
-    for stale in ["ready", "failed", super::denial_ledger::LEDGER] {
+    // A new run starts without the last run's run-scoped rules (`lazaret net allow`).
+    for stale in [
+        "ready",
+        "failed",
+        super::denial_ledger::LEDGER,
+        crate::network::run_rules::RULES_FILE,
+        crate::network::run_rules::APPLIED_FILE,
+    ] {
         match std::fs::remove_file(dir.join(stale)) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

@@ -6,21 +6,9 @@ use crate::domain::Domain;
 use crate::runtime::denial_ledger::{self, DenialEntry};
 use crate::runtime::sidecar::status_dir;
 use crate::terminal::escape;
-use clap::{Args, Subcommand};
+use clap::Args;
 use std::io::Write;
 use std::time::Duration;
-
-/// Network policy of the Domain: what was refused
-#[derive(Debug, Args)]
-pub struct NetArgs {
-    #[command(subcommand)]
-    pub command: NetCommand,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum NetCommand {
-    Denials(DenialsArgs),
-}
 
 /// Connections the Network Sidecar refused, newest first
 ///
@@ -42,21 +30,7 @@ pub struct DenialsArgs {
     pub follow: bool,
 }
 
-pub fn execute(layout: &Layout, args: NetArgs) -> anyhow::Result<i32> {
-    let NetCommand::Denials(args) = args.command;
-    match denials(layout, &args) {
-        // The reader went away (`| head`): that ends the listing, it is not a failure.
-        Err(e)
-            if e.downcast_ref::<std::io::Error>()
-                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) =>
-        {
-            Ok(0)
-        }
-        other => other,
-    }
-}
-
-fn denials(layout: &Layout, args: &DenialsArgs) -> anyhow::Result<i32> {
+pub fn denials(layout: &Layout, args: &DenialsArgs) -> anyhow::Result<i32> {
     let config = HostConfig::load(layout)?;
     let profile = config.profile(args.profile.as_deref())?;
     let cwd = std::env::current_dir()?;

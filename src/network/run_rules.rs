@@ -1,0 +1,319 @@
+//! Run-scoped allow rules (issue #17): a destination the Network Sidecar refused can be allowed
+//! by the developer for the current run of the Domain — `lazaret net allow ADDR[:PORT] | NAME`
+//! — and revoked, without restarting anything.
+//!
+//! The rules live in the sidecar's host-private status dir as `run-rules.json` (written by the
+//! host under a lock, never by the sandbox); the sidecar applies each new generation as one
+//! nftables transaction on three sets of its policy (see
+//! [`crate::runtime::network_policy`]) and acknowledges it in `run-rules.applied`:
+//!
+//! - `ADDR` goes into [`RUN_ALLOWED_SET`]: every protocol and port of that address;
+//! - `ADDR:PORT` into [`RUN_ALLOWED_PORTS_SET`]: TCP and UDP to that port;
+//! - `NAME` (or `*.NAME`) is allowed by the sidecar's DNS forwarder over the profile's name
+//!   rules, and the addresses it answers for it go into [`crate::runtime::network_policy::RUN_DNS_ALLOWED_SET`] (evaluated
+//!   after the prefix rules like the profile's own names: an allowed name that resolves to a
+//!   private address stays refused — no rebinding).
+//!
+//! Address rules are evaluated after the DNS rules (port 53 still goes only through the
+//! forwarder) and before every prefix rule, so they pierce the profile's and the default
+//! denies. Private, link-local, CGNAT and `0/8` addresses need the developer's explicit
+//! `--private`. The rules end with the run: a new start of the Domain begins with none.
+
+use super::name_rules::NamePattern;
+use crate::runtime::network_policy::{DEFAULT_DENY, RUN_ALLOWED_PORTS_SET, RUN_ALLOWED_SET, TABLE};
+use std::fmt;
+use std::net::Ipv4Addr;
+
+/// The file the host writes in the sidecar's status dir.
+pub const RULES_FILE: &str = "run-rules.json";
+/// The sidecar's acknowledgement: `GENERATION ok` or `GENERATION failed: WHY`.
+pub const APPLIED_FILE: &str = "run-rules.applied";
+/// The most run-scoped rules a Domain holds (each is one element; the file stays small).
+pub const MAX_RULES: usize = 1024;
+/// The largest rules file the sidecar reads.
+pub const MAX_FILE_BYTES: u64 = 256 * 1024;
+
+/// What a run-scoped rule allows.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// Every port of one IPv4 address.
+    Address(Ipv4Addr),
+    /// TCP and UDP to one port of one IPv4 address.
+    Port(Ipv4Addr, u16),
+    /// A DNS name or `*.suffix`, as the profile's name rules spell them.
+    Name(NamePattern),
+}
+
+/// Why a target cannot be allowed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TargetError {
+    Syntax(String),
+    /// A private, link-local, CGNAT or `0/8` address without `--private`.
+    NeedsPrivate(Ipv4Addr, String),
+    /// Never a useful destination (loopback, multicast, reserved, broadcast).
+    Unusable(Ipv4Addr, &'static str),
+}
+
+impl fmt::Display for TargetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TargetError::Syntax(why) => f.write_str(why),
+            TargetError::NeedsPrivate(addr, range) => write!(
+                f,
+                "{addr} is in {range}, which the policy refuses by default (private networks, \
+                 cloud metadata, carrier-internal hosts): allowing it opens a way to your \
+                 network; add --private if that is what you want"
+            ),
+            TargetError::Unusable(addr, why) => write!(f, "{addr} {why}; nothing to allow"),
+        }
+    }
+}
+
+impl std::error::Error for TargetError {}
+
+impl Target {
+    /// Parses `ADDR`, `ADDR:PORT`, `NAME` or `*.NAME` (what `lazaret net denials` shows).
+    pub fn parse(text: &str) -> Result<Target, TargetError> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Err(TargetError::Syntax(
+                "nothing to allow: give ADDR, ADDR:PORT or NAME (as `lazaret net denials` shows \
+                 them)"
+                    .into(),
+            ));
+        }
+        if let Ok(addr) = text.parse::<Ipv4Addr>() {
+            return Ok(Target::Address(addr));
+        }
+        if let Some((addr, port)) = text.rsplit_once(':') {
+            if let Ok(addr) = addr.parse::<Ipv4Addr>() {
+                return match port.parse::<u16>() {
+                    Ok(p) if p > 0 && port.bytes().all(|b| b.is_ascii_digit()) => {
+                        Ok(Target::Port(addr, p))
+                    }
+                    _ => Err(TargetError::Syntax(format!(
+                        "`{text}`: the port must be a number from 1 to 65535"
+                    ))),
+                };
+            }
+            if text.contains("::") || text.parse::<std::net::Ipv6Addr>().is_ok() {
+                return Err(TargetError::Syntax(format!(
+                    "`{text}`: IPv6 is off inside the Domain; allow an IPv4 address or a name"
+                )));
+            }
+        }
+        if text.contains('/') {
+            return Err(TargetError::Syntax(format!(
+                "`{text}`: a prefix is a profile rule (allow = [\"{text}\"] in the profile's \
+                 [network] table); `lazaret net allow` takes one address, address:port or name"
+            )));
+        }
+        if text.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+            return Err(TargetError::Syntax(format!(
+                "`{text}` is not an IPv4 address"
+            )));
+        }
+        NamePattern::parse(text)
+            .map(Target::Name)
+            .map_err(TargetError::Syntax)
+    }
+
+    /// Whether the developer may allow it: `private` is the explicit `--private`.
+    pub fn check(&self, private: bool) -> Result<(), TargetError> {
+        let addr = match self {
+            Target::Address(a) | Target::Port(a, _) => *a,
+            Target::Name(_) => return Ok(()),
+        };
+        if addr.is_loopback() {
+            return Err(TargetError::Unusable(
+                addr,
+                "is the sandbox's own loopback (host services are reached another way)",
+            ));
+        }
+        if addr.is_multicast() || addr.is_broadcast() || addr.octets()[0] >= 240 {
+            return Err(TargetError::Unusable(
+                addr,
+                "is a multicast, broadcast or reserved address",
+            ));
+        }
+        let one = crate::runtime::network_policy::Ipv4Prefix { addr, len: 32 };
+        match DEFAULT_DENY.iter().find(|p| p.contains(&one)) {
+            Some(range) if !private => Err(TargetError::NeedsPrivate(addr, range.to_string())),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::Address(a) => write!(f, "{a}"),
+            Target::Port(a, p) => write!(f, "{a}:{p}"),
+            Target::Name(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+impl serde::Serialize for Target {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Target {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Target, D::Error> {
+        let text = String::deserialize(d)?;
+        Target::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// One run-scoped rule.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunRule {
+    pub target: Target,
+    /// When it was added (Unix seconds).
+    pub added_unix: u64,
+}
+
+/// Every run-scoped rule of a Domain, with a generation the sidecar acknowledges.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunRules {
+    pub generation: u64,
+    pub allow: Vec<RunRule>,
+}
+
+impl RunRules {
+    /// Strictly parses the rules file (size, shape, every target re-validated: a private
+    /// address got there only with `--private`, which the file does not record, so it is not
+    /// re-checked here).
+    pub fn parse(text: &str) -> Result<RunRules, String> {
+        if text.len() as u64 > MAX_FILE_BYTES {
+            return Err(format!(
+                "{RULES_FILE} is larger than {MAX_FILE_BYTES} bytes"
+            ));
+        }
+        let rules: RunRules =
+            serde_json::from_str(text).map_err(|e| format!("{RULES_FILE}: {e}"))?;
+        if rules.allow.len() > MAX_RULES {
+            return Err(format!("{RULES_FILE} holds more than {MAX_RULES} rules"));
+        }
+        for r in &rules.allow {
+            if let Target::Address(a) | Target::Port(a, _) = r.target {
+                if let Err(e @ TargetError::Unusable(..)) = r.target.check(true) {
+                    return Err(format!("{RULES_FILE}: {a}: {e}"));
+                }
+            }
+        }
+        Ok(rules)
+    }
+
+    /// Adds `target`; false when it was there already. The generation moves on either way, so
+    /// the caller always gets a fresh acknowledgement.
+    pub fn allow(&mut self, target: Target, now_unix: u64) -> Result<bool, String> {
+        self.generation += 1;
+        if self.allow.iter().any(|r| r.target == target) {
+            return Ok(false);
+        }
+        if self.allow.len() >= MAX_RULES {
+            return Err(format!(
+                "this run already holds {MAX_RULES} allow rules; revoke some, or put them in \
+                 the profile"
+            ));
+        }
+        self.allow.push(RunRule {
+            target,
+            added_unix: now_unix,
+        });
+        Ok(true)
+    }
+
+    /// Removes `target`; false when it was not there.
+    pub fn revoke(&mut self, target: &Target) -> bool {
+        self.generation += 1;
+        let before = self.allow.len();
+        self.allow.retain(|r| r.target != *target);
+        self.allow.len() != before
+    }
+
+    /// The name patterns the DNS forwarder allows for this run.
+    pub fn names(&self) -> Vec<NamePattern> {
+        self.allow
+            .iter()
+            .filter_map(|r| match &r.target {
+                Target::Name(n) => Some(n.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The nftables script that makes the address sets hold exactly these rules: one
+    /// transaction (`nft -f`), so no other destination's traffic is touched and no moment
+    /// holds half of a change.
+    pub fn render_nft(&self) -> String {
+        let mut addrs = Vec::new();
+        let mut ports = Vec::new();
+        for r in &self.allow {
+            match r.target {
+                Target::Address(a) => addrs.push(a.to_string()),
+                Target::Port(a, p) => ports.push(format!("{a} . {p}")),
+                Target::Name(_) => {}
+            }
+        }
+        let mut s = String::new();
+        for set in [RUN_ALLOWED_SET, RUN_ALLOWED_PORTS_SET] {
+            s.push_str(&format!("flush set inet {TABLE} {set}\n"));
+        }
+        for (set, elements) in [(RUN_ALLOWED_SET, addrs), (RUN_ALLOWED_PORTS_SET, ports)] {
+            if !elements.is_empty() {
+                s.push_str(&format!(
+                    "add element inet {TABLE} {set} {{ {} }}\n",
+                    elements.join(", ")
+                ));
+            }
+        }
+        s
+    }
+}
+
+/// The addresses answered for run-allowed names, per name pattern, so that revoking a name
+/// takes its addresses out of [`crate::runtime::network_policy::RUN_DNS_ALLOWED_SET`] (the sidecar's bookkeeping).
+#[derive(Debug, Default)]
+pub struct AnsweredForNames {
+    by_pattern: std::collections::HashMap<NamePattern, std::collections::BTreeSet<Ipv4Addr>>,
+}
+
+impl AnsweredForNames {
+    /// Remembers `addrs` answered for a name that `pattern` allowed.
+    pub fn record(&mut self, pattern: &NamePattern, addrs: impl IntoIterator<Item = Ipv4Addr>) {
+        self.by_pattern
+            .entry(pattern.clone())
+            .or_default()
+            .extend(addrs);
+    }
+
+    /// Forgets the patterns no longer in `kept`; returns the addresses to take out of the set
+    /// (an address also answered for a kept pattern stays).
+    pub fn revoke_missing(&mut self, kept: &[NamePattern]) -> Vec<Ipv4Addr> {
+        let gone: Vec<NamePattern> = self
+            .by_pattern
+            .keys()
+            .filter(|p| !kept.contains(p))
+            .cloned()
+            .collect();
+        let mut drop = std::collections::BTreeSet::new();
+        for p in &gone {
+            if let Some(addrs) = self.by_pattern.remove(p) {
+                drop.extend(addrs);
+            }
+        }
+        let still: std::collections::BTreeSet<Ipv4Addr> =
+            self.by_pattern.values().flatten().copied().collect();
+        drop.difference(&still).copied().collect()
+    }
+}
+
+#[cfg(test)]
+#[path = "run_rules_tests.rs"]
+mod tests;

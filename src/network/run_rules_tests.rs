@@ -1,0 +1,157 @@
+use super::*;
+
+fn t(s: &str) -> Target {
+    Target::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
+}
+
+#[test]
+fn targets_parse_as_the_ledger_shows_them() {
+    assert_eq!(
+        t("198.51.100.7"),
+        Target::Address(Ipv4Addr::new(198, 51, 100, 7))
+    );
+    assert_eq!(
+        t("198.51.100.7:443"),
+        Target::Port(Ipv4Addr::new(198, 51, 100, 7), 443)
+    );
+    assert_eq!(
+        t("Registry.NPMJS.org."),
+        Target::Name(NamePattern::Exact("registry.npmjs.org".into()))
+    );
+    assert_eq!(
+        t("*.npmjs.org"),
+        Target::Name(NamePattern::Wildcard("npmjs.org".into()))
+    );
+    for s in [
+        "198.51.100.7",
+        "198.51.100.7:443",
+        "registry.npmjs.org",
+        "*.npmjs.org",
+    ] {
+        assert_eq!(t(s).to_string(), s);
+    }
+}
+
+#[test]
+fn malformed_targets_say_what_to_do() {
+    for (bad, says) in [
+        ("198.51.100.7:0", "1 to 65535"),
+        ("198.51.100.7:70000", "1 to 65535"),
+        ("198.51.100.7:+80", "1 to 65535"),
+        ("198.51.100.0/24", "profile rule"),
+        ("[fd00::1]:80", "IPv6"),
+        ("fd00::1", "IPv6"),
+        ("198.51.100", "not an IPv4 address"),
+        ("0300.0250.0.1", "not an IPv4 address"),
+        ("evil\u{1b}]52.example", "name rule"),
+        ("", "nothing to allow"),
+        ("*", "name rule"),
+    ] {
+        match Target::parse(bad) {
+            Err(e) => assert!(e.to_string().contains(says), "{bad:?}: {e}"),
+            Ok(t) => panic!("{bad:?} parsed as {t:?}"),
+        }
+    }
+}
+
+#[test]
+fn private_ranges_need_the_explicit_flag_and_loopback_is_refused() {
+    for addr in [
+        "10.1.2.3",
+        "172.16.0.9:22",
+        "192.168.1.1",
+        "169.254.169.254",
+        "100.64.0.1",
+        "0.1.2.3",
+    ] {
+        let target = t(addr);
+        assert!(
+            matches!(target.check(false), Err(TargetError::NeedsPrivate(..))),
+            "{addr}"
+        );
+        assert_eq!(target.check(true), Ok(()), "{addr}");
+    }
+    for addr in ["127.0.0.1", "224.0.0.1", "255.255.255.255", "240.0.0.1"] {
+        assert!(
+            matches!(t(addr).check(true), Err(TargetError::Unusable(..))),
+            "{addr}"
+        );
+    }
+    assert_eq!(t("198.51.100.7:443").check(false), Ok(()));
+    assert_eq!(t("*.example.com").check(false), Ok(()));
+}
+
+#[test]
+fn allow_and_revoke_move_the_generation_and_render_one_transaction() {
+    let mut r = RunRules::default();
+    assert_eq!(r.allow(t("198.51.100.7"), 1), Ok(true));
+    assert_eq!(r.allow(t("198.51.100.8:443"), 2), Ok(true));
+    assert_eq!(r.allow(t("198.51.100.9:53"), 2), Ok(true));
+    assert_eq!(r.allow(t("registry.example"), 3), Ok(true));
+    assert_eq!(r.allow(t("198.51.100.7"), 4), Ok(false), "already there");
+    assert_eq!(r.generation, 5);
+    assert_eq!(
+        r.render_nft(),
+        "flush set inet lazaret run_allowed\n\
+         flush set inet lazaret run_allowed_ports\n\
+         add element inet lazaret run_allowed { 198.51.100.7 }\n\
+         add element inet lazaret run_allowed_ports { 198.51.100.8 . 443, 198.51.100.9 . 53 }\n"
+    );
+    assert_eq!(r.names(), [NamePattern::Exact("registry.example".into())]);
+    assert!(r.revoke(&t("198.51.100.7")));
+    assert!(!r.revoke(&t("198.51.100.7")));
+    assert!(r.revoke(&t("198.51.100.8:443")));
+    assert!(r.revoke(&t("198.51.100.9:53")));
+    assert_eq!(
+        r.render_nft(),
+        "flush set inet lazaret run_allowed\nflush set inet lazaret run_allowed_ports\n"
+    );
+    assert_eq!(r.generation, 9);
+}
+
+#[test]
+fn the_rules_file_round_trips_and_is_read_strictly() {
+    let mut r = RunRules::default();
+    r.allow(t("198.51.100.7:443"), 10).expect("added");
+    r.allow(t("*.example.com"), 11).expect("added");
+    let text = serde_json::to_string(&r).expect("json");
+    assert_eq!(RunRules::parse(&text), Ok(r));
+    for bad in [
+        r#"{"generation":1,"allow":[{"target":"127.0.0.1","added_unix":0}]}"#,
+        r#"{"generation":1,"allow":[{"target":"a b","added_unix":0}]}"#,
+        r#"{"generation":1,"allow":[],"extra":1}"#,
+        r#"{"generation":-1,"allow":[]}"#,
+        "not json",
+    ] {
+        assert!(RunRules::parse(bad).is_err(), "{bad}");
+    }
+    let huge = format!(
+        r#"{{"generation":1,"allow":[{}]}}"#,
+        vec![r#"{"target":"198.51.100.7","added_unix":0}"#; MAX_RULES + 1].join(",")
+    );
+    assert!(RunRules::parse(&huge).is_err());
+}
+
+#[test]
+fn revoking_a_name_takes_out_only_the_addresses_no_kept_name_was_answered() {
+    let a = NamePattern::Exact("a.example".into());
+    let b = NamePattern::Wildcard("b.example".into());
+    let mut answered = AnsweredForNames::default();
+    answered.record(
+        &a,
+        [
+            Ipv4Addr::new(198, 51, 100, 1),
+            Ipv4Addr::new(198, 51, 100, 2),
+        ],
+    );
+    answered.record(&b, [Ipv4Addr::new(198, 51, 100, 2)]);
+    assert!(answered.revoke_missing(&[a.clone(), b.clone()]).is_empty());
+    assert_eq!(
+        answered.revoke_missing(std::slice::from_ref(&b)),
+        [Ipv4Addr::new(198, 51, 100, 1)]
+    );
+    assert_eq!(
+        answered.revoke_missing(&[]),
+        [Ipv4Addr::new(198, 51, 100, 2)]
+    );
+}

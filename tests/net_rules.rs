@@ -1,0 +1,216 @@
+//! Issue #17 item 1: a destination the Network Sidecar refused is allowed for the current run
+//! with `lazaret net allow` — in the same running session, no restart, other destinations
+//! still refused — and refused again after `lazaret net revoke`. Real stack: the session runs
+//! in the gVisor sandbox behind the real sidecar; every address tried is a test host of the
+//! test's own network namespace (`support::netns`), DNS goes to the test's own resolver.
+
+mod support;
+
+use std::process::Stdio;
+use std::time::Duration;
+use support::netns::{host_fetch, TestHosts, BASE, PORT, PRIVATE, PUBLIC, RESOLVER};
+use support::{wait_for, Dev, TestWorkspace};
+
+/// What the session inside checks at each phase, one `what=verdict` line each.
+const PROBES: &str = r#"
+probe() {
+  curl -sS -m 5 -o /dev/null http://PUBLIC:PORT/ 2>/dev/null && echo tcp-public=open || echo tcp-public=refused
+  python3 -c 'import socket; u=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.settimeout(3); u.sendto(b"x", ("PUBLIC", PORT)); assert u.recv(64) == b"echo:x"' 2>/dev/null && echo udp-public=open || echo udp-public=refused
+  curl -sS -m 5 -o /dev/null http://PRIVATE0:PORT/ 2>/dev/null && echo tcp-private=open || echo tcp-private=refused
+  curl -sS -m 5 -o /dev/null http://PRIVATE1:PORT/ 2>/dev/null && echo tcp-other-private=open || echo tcp-other-private=refused
+  getent hosts denied.test >/dev/null && echo name=resolved || echo name=unresolved
+  curl -sS -m 5 -o /dev/null http://denied.test:PORT/ 2>/dev/null && echo tcp-name=open || echo tcp-name=refused
+  getent hosts other.test >/dev/null && echo other-name=resolved || echo other-name=unresolved
+}
+for phase in a b c d; do
+  probe > /workspace/.$phase.tmp; mv /workspace/.$phase.tmp /workspace/$phase
+  while [ ! -e /workspace/go-$phase ]; do sleep 0.1; done
+done
+"#;
+
+/// Waits for the session's results of `phase`, then lets it go on.
+fn phase(ws: &TestWorkspace, phase: &str) -> Vec<String> {
+    let path = ws.path.join(phase);
+    let text = wait_for(Duration::from_secs(120), || {
+        std::fs::read_to_string(&path).ok()
+    })
+    .unwrap_or_else(|| panic!("the session did not report phase {phase}"));
+    text.lines().map(str::to_owned).collect()
+}
+
+fn go_on(ws: &TestWorkspace, phase: &str) {
+    let path = ws.path.join(format!("go-{phase}"));
+    std::fs::write(&path, "").expect("go on");
+    let _ = nix::unistd::chown(&path, Some(nix::unistd::Uid::from_raw(ws.dev.uid)), None);
+}
+
+fn expect(pairs: &[(&str, &str)]) -> Vec<String> {
+    pairs.iter().map(|(k, v)| format!("{k}={v}")).collect()
+}
+
+fn run_rules(ws: &TestWorkspace) -> Vec<String> {
+    let r = ws.lazaret(&["net", "rules", "--json", "--profile", "steer"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON");
+    v["run"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| r["target"].as_str().unwrap_or("").to_owned())
+        .collect()
+}
+
+#[test]
+fn a_refused_destination_is_allowed_for_the_running_session_and_revoked_again() {
+    let dev = Dev::get();
+    let hosts = TestHosts::create();
+    wait_for(Duration::from_secs(10), || host_fetch(PUBLIC).then_some(()))
+        .expect("the public test host answers from the host");
+    let ws = dev.workspace("net-allow").with_profile(
+        "steer",
+        &format!(
+            "[profiles.steer]\n{BASE}[profiles.steer.network]\nresolvers = [\"{RESOLVER}\"]\n\
+             deny_names = [\"denied.test\"]\ndefault = \"deny\"\n"
+        ),
+    );
+    let script = PROBES
+        .replace("PUBLIC", PUBLIC)
+        .replace("PRIVATE0", PRIVATE[0])
+        .replace("PRIVATE1", PRIVATE[1])
+        .replace("PORT", &PORT.to_string());
+    let path = ws.path.join("steer.sh");
+    std::fs::write(&path, script).expect("script");
+    let _ = nix::unistd::chown(&path, Some(nix::unistd::Uid::from_raw(dev.uid)), None);
+
+    // Without a running Domain there is no run to allow anything for.
+    let early = ws.lazaret(&["net", "allow", PUBLIC, "--profile", "steer"]);
+    assert_ne!(early.code, Some(0), "{early:?}");
+    assert!(early.stderr.contains("no running Domain"), "{early:?}");
+
+    let mut session = ws
+        .dev
+        .command("env")
+        .args(ws.env_args())
+        .arg(support::lazaret_bin())
+        .args([
+            "run",
+            "--profile",
+            "steer",
+            "--",
+            "sh",
+            "/workspace/steer.sh",
+        ])
+        .current_dir(&ws.path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("lazaret run");
+
+    // a. The profile's policy: everything here refused; the denied name never reaches the
+    //    test's resolver.
+    let refused_all = [
+        ("tcp-public", "refused"),
+        ("udp-public", "refused"),
+        ("tcp-private", "refused"),
+        ("tcp-other-private", "refused"),
+        ("name", "unresolved"),
+        ("tcp-name", "refused"),
+        ("other-name", "unresolved"),
+    ];
+    assert_eq!(phase(&ws, "a"), expect(&refused_all));
+    assert!(!hosts.names_asked().contains("denied.test"));
+    assert!(run_rules(&ws).is_empty());
+
+    // b. One port of the public host, and — with the explicit flag — one private host.
+    let allowed = ws.lazaret(&[
+        "net",
+        "allow",
+        &format!("{PUBLIC}:{PORT}"),
+        "--profile",
+        "steer",
+    ]);
+    assert_eq!(allowed.code, Some(0), "{allowed:?}");
+    assert!(allowed.stdout.contains("allowed"), "{allowed:?}");
+    let private = ws.lazaret(&["net", "allow", PRIVATE[0], "--profile", "steer"]);
+    assert_eq!(private.code, Some(2), "{private:?}");
+    assert!(private.stderr.contains("--private"), "{private:?}");
+    let private = ws.lazaret(&[
+        "net",
+        "allow",
+        PRIVATE[0],
+        "--private",
+        "--profile",
+        "steer",
+    ]);
+    assert_eq!(private.code, Some(0), "{private:?}");
+    assert_eq!(
+        run_rules(&ws),
+        [format!("{PUBLIC}:{PORT}"), PRIVATE[0].to_owned()]
+    );
+    go_on(&ws, "a");
+    assert_eq!(
+        phase(&ws, "b"),
+        expect(&[
+            ("tcp-public", "open"),
+            ("udp-public", "open"),
+            ("tcp-private", "open"),
+            ("tcp-other-private", "refused"),
+            ("name", "unresolved"),
+            ("tcp-name", "refused"),
+            ("other-name", "unresolved"),
+        ])
+    );
+
+    // c. Both revoked, and a name the profile denies allowed: it resolves, its answer is
+    //    connectable, the other names stay refused.
+    for target in [format!("{PUBLIC}:{PORT}"), PRIVATE[0].to_owned()] {
+        let r = ws.lazaret(&["net", "revoke", &target, "--profile", "steer"]);
+        assert_eq!(r.code, Some(0), "{r:?}");
+        assert!(r.stdout.contains("revoked"), "{r:?}");
+    }
+    let name = ws.lazaret(&[
+        "net",
+        "allow",
+        "denied.test",
+        "--json",
+        "--profile",
+        "steer",
+    ]);
+    assert_eq!(name.code, Some(0), "{name:?}");
+    let v: serde_json::Value = serde_json::from_str(&name.stdout).expect("JSON");
+    assert_eq!(v["added"], true, "{v}");
+    go_on(&ws, "b");
+    assert_eq!(
+        phase(&ws, "c"),
+        expect(&[
+            ("tcp-public", "refused"),
+            ("udp-public", "refused"),
+            ("tcp-private", "refused"),
+            ("tcp-other-private", "refused"),
+            ("name", "resolved"),
+            ("tcp-name", "open"),
+            ("other-name", "unresolved"),
+        ]),
+        "the public host is reachable again only once answered for the allowed name"
+    );
+    assert!(hosts.names_asked().contains("denied.test"));
+
+    // d. The name revoked: unresolved again, and its answer no longer connectable.
+    let r = ws.lazaret(&["net", "revoke", "denied.test", "--profile", "steer"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let again = ws.lazaret(&["net", "revoke", "denied.test", "--profile", "steer"]);
+    assert_eq!(again.code, Some(0), "{again:?}");
+    assert!(again.stdout.contains("was not allowed"), "{again:?}");
+    go_on(&ws, "c");
+    assert_eq!(phase(&ws, "d"), expect(&refused_all));
+    go_on(&ws, "d");
+
+    let status = session.wait().expect("lazaret run");
+    assert!(status.success(), "{status:?}");
+    ws.wait_torn_down();
+    // The next run begins without the last run's rules.
+    assert!(run_rules(&ws).is_empty());
+    ws.assert_nothing_left();
+    drop(hosts);
+}
