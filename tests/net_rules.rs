@@ -204,13 +204,65 @@ fn a_refused_destination_is_allowed_for_the_running_session_and_revoked_again() 
     assert!(again.stdout.contains("was not allowed"), "{again:?}");
     go_on(&ws, "c");
     assert_eq!(phase(&ws, "d"), expect(&refused_all));
+
+    // Added to the profile on the explicit flag: the exact lines shown, the file's comments
+    // kept, the configuration still valid; a port cannot go into a profile.
+    let port = ws.lazaret(&[
+        "net",
+        "allow",
+        &format!("{PUBLIC}:{PORT}"),
+        "--save",
+        "--profile",
+        "steer",
+    ]);
+    assert_eq!(port.code, Some(2), "{port:?}");
+    let config =
+        std::path::PathBuf::from(format!("{}.config/lazaret/config.toml", ws.path.display()));
+    let before = std::fs::read_to_string(&config).expect("config");
+    let saved = ws.lazaret(&[
+        "net",
+        "allow",
+        "denied.test",
+        "--save",
+        "--profile",
+        "steer",
+    ]);
+    assert_eq!(saved.code, Some(0), "{saved:?}");
+    for line in [
+        "allowed denied.test for this run",
+        "added denied.test to profile steer in",
+        "  - deny_names = [\"denied.test\"]",
+        "  + deny_names = []",
+        "  + allow_names = [\"denied.test\"]",
+        "applies from its next start",
+    ] {
+        assert!(saved.stdout.contains(line), "{line:?} in {saved:?}");
+    }
+    let after = std::fs::read_to_string(&config).expect("config");
+    assert_eq!(
+        after
+            .replace("deny_names = []\n", "deny_names = [\"denied.test\"]\n")
+            .replace("allow_names = [\"denied.test\"]\n", ""),
+        before,
+        "nothing else changed"
+    );
+    let check = ws.lazaret(&["config", "check"]);
+    assert_eq!(check.code, Some(0), "{check:?}");
     go_on(&ws, "d");
 
     let status = session.wait().expect("lazaret run");
     assert!(status.success(), "{status:?}");
     ws.wait_torn_down();
-    // The next run begins without the last run's rules.
+    // The next run begins without the last run's rules; the profile now allows the name.
     assert!(run_rules(&ws).is_empty());
+    let r = ws.lazaret(&["net", "rules", "--json", "--profile", "steer"]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON");
+    assert_eq!(
+        v["profile"]["allow_names"],
+        serde_json::json!(["denied.test"]),
+        "{v}"
+    );
+    assert_eq!(v["profile"]["deny_names"], serde_json::json!([]), "{v}");
     ws.assert_nothing_left();
     drop(hosts);
 }

@@ -11,6 +11,7 @@ pub use lazaret_client::config::{location, paths, trust};
 
 pub mod builtin;
 pub mod commands;
+pub mod edit;
 pub mod file;
 pub mod host_paths;
 pub mod network;

@@ -3,6 +3,7 @@
 
 mod denials;
 mod rules;
+mod save;
 
 use crate::domain::layout::Layout;
 use clap::{Args, Subcommand};

@@ -2,6 +2,7 @@
 //! allows for the current run of a Domain, on top of its profile's policy (issue #17; see
 //! [`crate::network::run_rules`]).
 
+use super::save;
 use crate::config::HostConfig;
 use crate::domain::layout::Layout;
 use crate::domain::Domain;
@@ -40,7 +41,13 @@ pub struct AllowArgs {
     /// Agent Profile of the Domain (default: the configuration's default profile).
     #[arg(long)]
     pub profile: Option<String>,
-    /// Print {target, added (false: it was allowed already), rules} as JSON.
+    /// Also add it to the profile in the configuration file, for every later run: ADDR as
+    /// ADDR/32 in `allow`, a NAME in `allow_names` (and out of `deny_names`). The changed lines
+    /// are shown; comments stay. Works without a running Domain too (then only the file changes).
+    #[arg(long)]
+    pub save: bool,
+    /// Print {target, added (false: it was allowed already), rules, saved: {file, lines} | null}
+    /// as JSON.
     #[arg(long)]
     pub json: bool,
 }
@@ -117,26 +124,89 @@ pub fn allow(layout: &Layout, args: &AllowArgs) -> anyhow::Result<i32> {
             return Ok(BAD_TARGET);
         }
     };
-    let run = running(layout, args.profile.as_deref())?;
-    let dir = status_dir(&run.domain);
-    let now = crate::runtime::denial_ledger::unix_now();
     let shown = target.to_string();
-    let added = run_rules_store::change(&dir, |r| r.allow(target, now))?;
-    tracing::info!(target = %shown, added, profile = %run.profile.name, "network rule allowed for this run");
-    let rules = run_rules_store::load(&dir)?;
+    // The file change is prepared and validated first: a refusal changes nothing.
+    let saving = if args.save {
+        if let Target::Port(addr, _) = target {
+            eprintln!(
+                "lazaret: the profile's rules have no ports: `lazaret net allow {addr} --save` \
+                 keeps every port of {addr}; {shown} alone can only be allowed for the run"
+            );
+            return Ok(BAD_TARGET);
+        }
+        let config = HostConfig::load(layout)?;
+        let profile = config.profile(args.profile.as_deref())?;
+        Some((
+            save::prepare(layout, &config, &profile, &target)?,
+            profile.name,
+        ))
+    } else {
+        None
+    };
+    let run = match running(layout, args.profile.as_deref()) {
+        Ok(run) => Some(run),
+        Err(_) if saving.is_some() => None,
+        Err(e) => return Err(e),
+    };
+    let mut added = false;
+    let mut rules = RunRules::default();
+    if let Some(run) = &run {
+        let dir = status_dir(&run.domain);
+        let now = crate::runtime::denial_ledger::unix_now();
+        added = run_rules_store::change(&dir, |r| r.allow(target.clone(), now))?;
+        tracing::info!(target = %shown, added, profile = %run.profile.name, "network rule allowed for this run");
+        rules = run_rules_store::load(&dir)?;
+    }
+    if let Some((Some(prepared), profile)) = &saving {
+        save::write(prepared)?;
+        tracing::info!(target = %shown, file = %prepared.shown, %profile, "network rule added to the profile");
+    }
     let mut out = std::io::stdout().lock();
     if args.json {
-        let v = serde_json::json!({ "target": shown, "added": added, "rules": rules.allow });
+        let saved = match &saving {
+            Some((Some(p), _)) => serde_json::json!({ "file": p.shown, "lines": p.edit.diff }),
+            _ => serde_json::Value::Null,
+        };
+        let v = serde_json::json!({
+            "target": shown, "added": added, "rules": rules.allow, "saved": saved,
+        });
         writeln!(out, "{v}")?;
-    } else if added {
-        writeln!(
-            out,
-            "allowed {shown} for this run of the Domain (profile {}); `lazaret net revoke {shown}` \
-             takes it back",
-            run.profile.name
-        )?;
-    } else {
-        writeln!(out, "{shown} was allowed for this run already")?;
+        return Ok(0);
+    }
+    if let Some(run) = &run {
+        if added {
+            writeln!(
+                out,
+                "allowed {shown} for this run of the Domain (profile {}); `lazaret net revoke \
+                 {shown}` takes it back",
+                run.profile.name
+            )?;
+        } else {
+            writeln!(out, "{shown} was allowed for this run already")?;
+        }
+    }
+    match &saving {
+        Some((Some(p), profile)) => {
+            writeln!(out, "added {shown} to profile {profile} in {}:", p.shown)?;
+            for line in &p.edit.diff {
+                writeln!(out, "  {}", escape::visible(line))?;
+            }
+            if run.is_some() {
+                writeln!(
+                    out,
+                    "the running Domain keeps the policy it started with (and this run's rules); \
+                     the profile's change applies from its next start — until then new sessions \
+                     cannot join it (the configuration changed)"
+                )?;
+            }
+        }
+        Some((None, profile)) => {
+            writeln!(
+                out,
+                "profile {profile} allows {shown} already; the configuration file is unchanged"
+            )?;
+        }
+        None => {}
     }
     Ok(0)
 }

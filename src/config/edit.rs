@@ -1,0 +1,192 @@
+//! Editing the host configuration file in place (issue #17: "add to the profile"): a
+//! destination allowed for a run is written into the profile's `[network]` table, keeping the
+//! file's comments and layout. Sans-IO: text in, text and the changed lines out; the caller
+//! validates the result as the configuration (the same parser as every load) before writing.
+
+use crate::network::run_rules::Target;
+use crate::network::NamePattern;
+use crate::profile::AgentProfile;
+use toml_edit::{Array, DocumentMut, Item, Table, Value};
+
+/// A change to the configuration file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProfileEdit {
+    /// The whole new file.
+    pub text: String,
+    /// The lines taken out (`- …`) and put in (`+ …`), in file order.
+    pub diff: Vec<String>,
+}
+
+/// Adds `target` to `profile`'s network policy in the configuration file `text` (empty: no
+/// file yet). `in_file`: the file defines the profile (else it is a built-in one, refined
+/// with `extends` of itself). `None` when the profile allows it already.
+pub fn allow_in_profile(
+    text: &str,
+    profile: &AgentProfile,
+    in_file: bool,
+    target: &Target,
+) -> Result<Option<ProfileEdit>, String> {
+    let net = &profile.network;
+    let mut doc: DocumentMut = text
+        .parse()
+        .map_err(|e| format!("the configuration file does not parse: {e}"))?;
+    let table = network_table(&mut doc, &profile.name, in_file)?;
+    match target {
+        Target::Port(addr, port) => {
+            return Err(format!(
+                "the profile's rules have no ports: `lazaret net allow {addr} --save` keeps every \
+                 port of {addr}; {addr}:{port} alone can only be allowed for the run"
+            ))
+        }
+        Target::Address(addr) => {
+            let prefix = format!("{addr}/32");
+            if net.allow.iter().any(|p| p.to_string() == prefix) {
+                return Ok(None);
+            }
+            let current: Vec<String> = net.allow.iter().map(ToString::to_string).collect();
+            push(table, "allow", &current, &prefix)?;
+        }
+        Target::Name(pattern) => {
+            let same = |s: &String| NamePattern::parse(s).is_ok_and(|p| p == *pattern);
+            let allowed = net.allow_names.iter().any(same);
+            let denied = net.deny_names.iter().any(same);
+            if allowed && !denied {
+                return Ok(None);
+            }
+            if denied {
+                let kept: Vec<String> = net
+                    .deny_names
+                    .iter()
+                    .filter(|s| !same(s))
+                    .cloned()
+                    .collect();
+                remove(table, "deny_names", &kept, pattern)?;
+            }
+            if !allowed {
+                push(table, "allow_names", &net.allow_names, &pattern.to_string())?;
+            }
+        }
+    }
+    let new = doc.to_string();
+    let diff = changed_lines(text, &new);
+    Ok(Some(ProfileEdit { text: new, diff }))
+}
+
+/// `[profiles.NAME.network]`, created when missing (with `[profiles.NAME] extends = "NAME"` for
+/// a built-in profile, so every other key stays the built-in's).
+fn network_table<'d>(
+    doc: &'d mut DocumentMut,
+    name: &str,
+    in_file: bool,
+) -> Result<&'d mut dyn toml_edit::TableLike, String> {
+    let profiles = doc
+        .entry("profiles")
+        .or_insert_with(|| {
+            let mut t = Table::new();
+            t.set_implicit(true);
+            Item::Table(t)
+        })
+        .as_table_like_mut()
+        .ok_or("`profiles` in the configuration file is not a table")?;
+    if !in_file && profiles.get(name).is_none() {
+        let mut t = Table::new();
+        t.insert("extends", toml_edit::value(name));
+        profiles.insert(name, Item::Table(t));
+    }
+    let profile = profiles
+        .get_mut(name)
+        .and_then(Item::as_table_like_mut)
+        .ok_or_else(|| format!("profile {name} in the configuration file is not a table"))?;
+    if profile.get("network").is_none() {
+        profile.insert("network", Item::Table(Table::new()));
+    }
+    profile
+        .get_mut("network")
+        .and_then(Item::as_table_like_mut)
+        .ok_or_else(|| format!("`profiles.{name}.network` is not a table"))
+}
+
+/// Appends `item` to the list `key`: to the file's own list when it has one (its layout
+/// kept), else a new list of what the profile has now (`current`, inherited or default) and
+/// `item`.
+fn push(
+    table: &mut dyn toml_edit::TableLike,
+    key: &str,
+    current: &[String],
+    item: &str,
+) -> Result<(), String> {
+    match table.get_mut(key) {
+        Some(existing) => {
+            let list = existing
+                .as_array_mut()
+                .ok_or_else(|| format!("`{key}` is not a list"))?;
+            list.push(item);
+        }
+        None => {
+            let mut list: Array = current.iter().map(String::as_str).collect();
+            list.push(item);
+            table.insert(key, Item::Value(Value::Array(list)));
+        }
+    }
+    Ok(())
+}
+
+/// Takes `pattern` out of the list `key` (the file's own, or a new one holding `kept`).
+fn remove(
+    table: &mut dyn toml_edit::TableLike,
+    key: &str,
+    kept: &[String],
+    pattern: &NamePattern,
+) -> Result<(), String> {
+    match table.get_mut(key) {
+        Some(existing) => {
+            let list = existing
+                .as_array_mut()
+                .ok_or_else(|| format!("`{key}` is not a list"))?;
+            list.retain(|v| {
+                v.as_str()
+                    .is_none_or(|s| NamePattern::parse(s).map_or(true, |p| p != *pattern))
+            });
+            // The new first item of a one-line list keeps no space after the bracket.
+            if let Some(first) = list.get_mut(0) {
+                let decor = first.decor_mut();
+                let inline = decor
+                    .prefix()
+                    .and_then(|p| p.as_str())
+                    .is_some_and(|p| !p.contains('\n'));
+                if inline {
+                    decor.set_prefix("");
+                }
+            }
+        }
+        None => {
+            let list: Array = kept.iter().map(String::as_str).collect();
+            table.insert(key, Item::Value(Value::Array(list)));
+        }
+    }
+    Ok(())
+}
+
+/// The lines of `new` that differ from `old`: the common head and tail are left out, the rest
+/// shown as `- old` then `+ new`.
+pub fn changed_lines(old: &str, new: &str) -> Vec<String> {
+    let a: Vec<&str> = old.lines().collect();
+    let b: Vec<&str> = new.lines().collect();
+    let head = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let tail = a[head..]
+        .iter()
+        .rev()
+        .zip(b[head..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let mut out: Vec<String> = a[head..a.len() - tail]
+        .iter()
+        .map(|l| format!("- {l}"))
+        .collect();
+    out.extend(b[head..b.len() - tail].iter().map(|l| format!("+ {l}")));
+    out
+}
+
+#[cfg(test)]
+#[path = "edit_tests.rs"]
+mod tests;
