@@ -9,7 +9,8 @@ mod support;
 use std::process::Stdio;
 use std::time::Duration;
 use support::netns::{host_fetch, TestHosts, BASE, PORT, PRIVATE, PUBLIC, RESOLVER};
-use support::{wait_for, Dev, TestWorkspace};
+use support::tmux::Tmux;
+use support::{lazaret_bin, wait_for, Dev, TestWorkspace};
 
 /// What the session inside checks at each phase, one `what=verdict` line each.
 const PROBES: &str = r#"
@@ -263,6 +264,129 @@ fn a_refused_destination_is_allowed_for_the_running_session_and_revoked_again() 
         "{v}"
     );
     assert_eq!(v["profile"]["deny_names"], serde_json::json!([]), "{v}");
+    ws.assert_nothing_left();
+    drop(hosts);
+}
+
+/// The same from the TUI's denials panel: a refused connection shows up, `a` allows it for the
+/// run (a private one only after `y`), and `s` shows the lines it would add to the profile and
+/// writes them on `y`.
+#[test]
+fn the_tui_denials_panel_allows_for_the_run_and_adds_to_the_profile() {
+    let dev = Dev::get();
+    let hosts = TestHosts::create();
+    wait_for(Duration::from_secs(10), || host_fetch(PUBLIC).then_some(()))
+        .expect("the public test host answers from the host");
+    let ws = dev.workspace("net-tui").with_profile(
+        "steer",
+        &format!(
+            "[profiles.steer]\n{BASE}[profiles.steer.network]\nresolvers = [\"{RESOLVER}\"]\n\
+             deny_names = [\"denied.test\"]\ndefault = \"deny\"\n"
+        ),
+    );
+    let dir = ws.path.display().to_string();
+    let tmux = Tmux::start(&dev, "net-tui", "t", &dir, 200, 50);
+    tmux.type_line(
+        "t",
+        &format!(
+            "PS1='host$ '; env {} {} tui --profile steer",
+            ws.env_args().join(" "),
+            lazaret_bin().display()
+        ),
+    );
+    tmux.wait_screen("t", "the pane's shell", |s| s.contains("/workspace#"));
+    let probe = |what: &str, url: &str| {
+        tmux.type_line(
+            "t",
+            &format!("clear; curl -sS -m 5 -o /dev/null {url} 2>/dev/null && echo {what}=open || echo {what}=refused"),
+        );
+    };
+    let public = format!("http://{PUBLIC}:{PORT}/");
+    let private = format!("http://{}:{PORT}/", PRIVATE[0]);
+    probe("public", &public);
+    tmux.wait_screen("t", "the refusal", |s| s.contains("public=refused"));
+    probe("private", &private);
+    tmux.wait_screen("t", "the refusal", |s| s.contains("private=refused"));
+    tmux.type_line(
+        "t",
+        "clear; getent hosts denied.test || echo name=unresolved",
+    );
+    tmux.wait_screen("t", "the refused name", |s| s.contains("name=unresolved"));
+
+    // The panel, filtered to the public host's denial: `a` allows it for the run.
+    let public_target = format!("{PUBLIC}:{PORT}");
+    tmux.key("t", "C-b");
+    tmux.keys("t", "w");
+    tmux.wait_screen("t", "the denials in the panel", |s| {
+        s.contains(&public_target)
+            && s.contains(&format!("{}:{PORT}", PRIVATE[0]))
+            && s.contains("denied.test")
+    });
+    let select = |filter: &str| {
+        tmux.keys("t", "/");
+        tmux.keys("t", filter);
+        tmux.key("t", "Enter");
+    };
+    select(PUBLIC);
+    tmux.keys("t", "a");
+    tmux.wait_screen("t", "the allowed message", |s| {
+        s.contains(&format!("allowed {public_target} for this run"))
+    });
+    // The private host: asked first.
+    tmux.keys("t", "/");
+    tmux.key("t", "BSpace");
+    for _ in 0..PUBLIC.len() {
+        tmux.key("t", "BSpace");
+    }
+    tmux.keys("t", PRIVATE[0]);
+    tmux.key("t", "Enter");
+    tmux.keys("t", "a");
+    tmux.wait_screen("t", "the private question", |s| {
+        s.contains("is private: y allows it")
+    });
+    tmux.keys("t", "y");
+    tmux.wait_screen("t", "the private host allowed", |s| {
+        s.contains(&format!("allowed {}:{PORT} for this run", PRIVATE[0]))
+    });
+    // The name into the profile: the lines first, written on `y`.
+    tmux.keys("t", "/");
+    for _ in 0..PRIVATE[0].len() {
+        tmux.key("t", "BSpace");
+    }
+    tmux.keys("t", "denied");
+    tmux.key("t", "Enter");
+    tmux.keys("t", "s");
+    tmux.wait_screen("t", "the lines to save", |s| {
+        s.contains("+ allow_names = [\"denied.test\"]") && s.contains("y writes")
+    });
+    let config =
+        std::path::PathBuf::from(format!("{}.config/lazaret/config.toml", ws.path.display()));
+    assert!(!std::fs::read_to_string(&config)
+        .expect("config")
+        .contains("allow_names"));
+    tmux.keys("t", "y");
+    tmux.wait_screen("t", "the saved message", |s| {
+        s.contains("allowed denied.test for this run; added to profile steer")
+    });
+    assert!(std::fs::read_to_string(&config)
+        .expect("config")
+        .contains("allow_names = [\"denied.test\"]"));
+
+    // Back in the pane: what was allowed opens, in the same session.
+    tmux.key("t", "Escape");
+    probe("public", &public);
+    tmux.wait_screen("t", "the public host open", |s| s.contains("public=open"));
+    probe("private", &private);
+    tmux.wait_screen("t", "the private host open", |s| s.contains("private=open"));
+    tmux.type_line(
+        "t",
+        "clear; getent hosts denied.test >/dev/null && echo name=resolved",
+    );
+    tmux.wait_screen("t", "the name resolved", |s| s.contains("name=resolved"));
+    let check = ws.lazaret(&["config", "check"]);
+    assert_eq!(check.code, Some(0), "{check:?}");
+    tmux.quit_tui_ending_sessions("t");
+    ws.wait_torn_down();
     ws.assert_nothing_left();
     drop(hosts);
 }

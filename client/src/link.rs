@@ -11,7 +11,9 @@ use super::connection::{connect, Connection, DomainAddress};
 use crate::open::JoinError;
 use lazaret_protocol::escalation::{Decision, EscalationPrompt};
 use lazaret_protocol::framing::{self, Frame, FrameError};
-use lazaret_protocol::messages::{ClientMessage, CoordinatorMessage, SessionInfo, Updates};
+use lazaret_protocol::messages::{
+    ClientMessage, CoordinatorMessage, SaveStep, SessionInfo, Updates,
+};
 use lazaret_protocol::SessionId;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -66,6 +68,13 @@ pub enum LinkEvent {
     DomainState(lazaret_protocol::domain_state::DomainView),
     /// The Domain's network denials, newest first.
     Denials(Vec<lazaret_protocol::denial::DenialEntry>),
+    /// What became of [`DomainLink::allow_destination`].
+    DestinationAllowed {
+        target: String,
+        private: bool,
+        save: SaveStep,
+        answer: lazaret_protocol::messages::AllowAnswer,
+    },
     /// What the host observed of a session's activity (for a control centre).
     Activity {
         session: SessionId,
@@ -102,6 +111,7 @@ enum Cmd {
     Watch,
     Looked(SessionId),
     Decide(String, Decision),
+    AllowDestination(String, bool, SaveStep),
     Close,
 }
 
@@ -243,6 +253,12 @@ impl DomainLink {
 
     pub fn decide(&self, request_id: String, decision: Decision) {
         self.send(Cmd::Decide(request_id, decision));
+    }
+
+    /// Allows a refused destination for the Domain's run (and, by `save`, into the profile);
+    /// answered by [`LinkEvent::DestinationAllowed`].
+    pub fn allow_destination(&self, target: String, private: bool, save: SaveStep) {
+        self.send(Cmd::AllowDestination(target, private, save));
     }
 
     /// Closes the connection (every attached session is detached, and runs on); the task
@@ -423,6 +439,11 @@ async fn command(
             request_id,
             decision,
         },
+        Cmd::AllowDestination(target, private, save) => ClientMessage::AllowDestination {
+            target,
+            private,
+            save,
+        },
         Cmd::Close => return Ok(()),
     };
     framing::send(c, &msg).await
@@ -535,6 +556,17 @@ async fn message(
         CoordinatorMessage::EscalationWithdrawn { request_id, reason } => {
             events(LinkEvent::Withdrawn { request_id, reason })
         }
+        CoordinatorMessage::DestinationAllowed {
+            target,
+            private,
+            save,
+            answer,
+        } => events(LinkEvent::DestinationAllowed {
+            target,
+            private,
+            save,
+            answer,
+        }),
         CoordinatorMessage::Error { message } => events(LinkEvent::Error(message)),
         CoordinatorMessage::Shutdown { reason } => return Some(reason),
         _ => {}

@@ -218,6 +218,42 @@ pub enum ClientMessage {
         request_id: String,
         decision: Decision,
     },
+    /// Allows a refused destination (`ADDR`, `ADDR:PORT`, `NAME`, as the denials show it) for
+    /// the Domain's current run (a control centre's denials panel; issue #17). `private`: the
+    /// developer confirmed a private address. `save`: also add it to the profile in the
+    /// configuration file — `preview` answers the lines that would change without changing
+    /// anything. Answered by `destination_allowed`.
+    AllowDestination {
+        target: String,
+        private: bool,
+        save: SaveStep,
+    },
+}
+
+/// Whether an [`ClientMessage::AllowDestination`] also goes into the profile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SaveStep {
+    /// For this run only.
+    No,
+    /// Nothing changes; the answer shows the lines saving would change.
+    Preview,
+    /// For this run, and into the profile.
+    Write,
+}
+
+/// What became of an [`ClientMessage::AllowDestination`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AllowAnswer {
+    /// Done (or, for a preview, possible).
+    pub ok: bool,
+    /// For the developer: what was done, or why not.
+    pub message: String,
+    /// The private address needs the developer's confirmation (`private`).
+    pub needs_private: bool,
+    /// The configuration file's lines changed (or, for a preview, to be changed): `- …`, `+ …`.
+    pub lines: Vec<String>,
 }
 
 /// Messages the coordinator sends to a Client CLI.
@@ -312,6 +348,13 @@ pub enum CoordinatorMessage {
     EscalationDecided {
         request_id: String,
         answer: crate::escalation::DecideAnswer,
+    },
+    /// What became of a [`ClientMessage::AllowDestination`].
+    DestinationAllowed {
+        target: String,
+        private: bool,
+        save: SaveStep,
+        answer: AllowAnswer,
     },
     /// A session's size changed (another client resized it).
     SessionResized {
@@ -557,6 +600,7 @@ fn kind(msg: &CoordinatorMessage) -> &'static str {
         CoordinatorMessage::SessionActivity { .. } => "session_activity",
         CoordinatorMessage::Escalations { .. } => "escalations",
         CoordinatorMessage::EscalationDecided { .. } => "escalation_decided",
+        CoordinatorMessage::DestinationAllowed { .. } => "destination_allowed",
     }
 }
 
@@ -709,6 +753,11 @@ mod tests {
                     argv: vec!["true".into()],
                 },
             },
+            ClientMessage::AllowDestination {
+                target: "198.51.100.7:443".into(),
+                private: false,
+                save: SaveStep::Preview,
+            },
         ];
         for m in client {
             let s = serde_json::to_string(&m).unwrap();
@@ -802,6 +851,17 @@ mod tests {
             CoordinatorMessage::EscalationDecided {
                 request_id: "ab".repeat(16),
                 answer: crate::escalation::DecideAnswer::TimedOut {},
+            },
+            CoordinatorMessage::DestinationAllowed {
+                target: "registry.example.org".into(),
+                private: false,
+                save: SaveStep::Write,
+                answer: AllowAnswer {
+                    ok: true,
+                    message: "allowed".into(),
+                    needs_private: false,
+                    lines: vec!["+ allow_names = [\"registry.example.org\"]".into()],
+                },
             },
         ];
         for m in coordinator {

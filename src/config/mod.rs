@@ -16,6 +16,7 @@ pub mod file;
 pub mod host_paths;
 pub mod network;
 pub mod resolve;
+pub mod save;
 pub mod storage;
 pub mod validate;
 

@@ -211,6 +211,31 @@ async fn request(
             let _ = host.decide(key, &request_id, decision);
             return Ok(());
         }
+        ClientMessage::AllowDestination {
+            target,
+            private,
+            save,
+        } => {
+            // Waits for the sidecar (up to half a second): off the event loop, the answer
+            // through the connection's queue, the connection's other traffic unhindered.
+            let (domain, profile, networking) = host.allow_context();
+            let out = host.outbound(key);
+            tokio::task::spawn_blocking(move || {
+                let answer = super::hosted::net_allow::allow_destination(
+                    &domain, &profile, networking, &target, private, save,
+                );
+                if let Some(out) = out {
+                    let msg = CoordinatorMessage::DestinationAllowed {
+                        target,
+                        private,
+                        save,
+                        answer,
+                    };
+                    let _ = out.send(super::hosted::viewer::Outbound::Message(msg));
+                }
+            });
+            return Ok(());
+        }
         ClientMessage::ListEscalations {} => CoordinatorMessage::Escalations {
             pending: host.escalations(),
         },

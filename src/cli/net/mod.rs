@@ -3,7 +3,6 @@
 
 mod denials;
 mod rules;
-mod save;
 
 use crate::domain::layout::Layout;
 use clap::{Args, Subcommand};

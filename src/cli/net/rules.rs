@@ -2,7 +2,7 @@
 //! allows for the current run of a Domain, on top of its profile's policy (issue #17; see
 //! [`crate::network::run_rules`]).
 
-use super::save;
+use crate::config::save;
 use crate::config::HostConfig;
 use crate::domain::layout::Layout;
 use crate::domain::Domain;

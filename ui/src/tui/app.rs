@@ -47,6 +47,10 @@ pub struct App {
     pub denials: Vec<DenialEntry>,
     pub denial_filter: String,
     pub filtering: bool,
+    /// The selected row of the denials panel (among those its filter shows).
+    pub denial_selected: usize,
+    /// What the denials panel asks before acting (a private address, lines to save).
+    pub net_confirm: Option<super::denials_panel::NetConfirm>,
     pub domain: DomainView,
     pub messages: VecDeque<String>,
     pub quit: bool,
@@ -116,6 +120,8 @@ impl App {
             escalations: EscalationPanel::default(),
             denials: Vec::new(),
             denial_filter: String::new(),
+            denial_selected: 0,
+            net_confirm: None,
             filtering: false,
             domain: DomainView::default(),
             messages: VecDeque::new(),
@@ -149,7 +155,7 @@ impl App {
     }
 
     /// The plan new panes of the current tab use: the focused pane's.
-    fn current_plan(&self) -> Arc<Target> {
+    pub(super) fn current_plan(&self) -> Arc<Target> {
         self.focused()
             .and_then(|id| self.panes.get(&id))
             .and_then(|p| p.plan.clone())

@@ -86,7 +86,19 @@ impl App {
                 }
                 _ => {}
             },
+            Focus::Denials if self.net_confirm.is_some() => {
+                self.confirm_key(matches!(k.code, KeyCode::Char('y') | KeyCode::Char('Y')))
+            }
             Focus::Denials if k.code == KeyCode::Char('/') => self.filtering = true,
+            Focus::Denials if matches!(k.code, KeyCode::Up | KeyCode::Char('k')) => {
+                self.denial_up()
+            }
+            Focus::Denials if matches!(k.code, KeyCode::Down | KeyCode::Char('j')) => {
+                self.denial_down()
+            }
+            Focus::Denials if k.kind == KeyEventKind::Repeat => {}
+            Focus::Denials if k.code == KeyCode::Char('a') => self.allow_selected(false),
+            Focus::Denials if k.code == KeyCode::Char('s') => self.allow_selected(true),
             _ if k.code == KeyCode::Esc => self.focus = Focus::Panes,
             _ => {}
         }

@@ -107,6 +107,12 @@ impl App {
             LinkEvent::Denials(entries) => {
                 self.domain_denials.insert(domain.to_owned(), entries);
             }
+            LinkEvent::DestinationAllowed {
+                target,
+                private,
+                save,
+                answer,
+            } => self.destination_allowed(domain, target, save, answer, private),
             LinkEvent::Activity { session, activity } => {
                 self.activity_event(session.as_str(), activity);
             }

@@ -9,6 +9,7 @@ mod app_input;
 mod app_reattach;
 mod app_sessions;
 pub mod copy_mode;
+pub mod denials_panel;
 pub mod domain_view;
 pub mod draw;
 pub mod emulator;

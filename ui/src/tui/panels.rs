@@ -326,22 +326,11 @@ fn domain_state(frame: &mut Frame<'_>, app: &App, area: Rect) {
 }
 
 fn network_denials(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    use super::denials_panel::{shown as shown_denials, target_of, ConfirmStep};
     let theme = &app.settings.theme;
-    let filter = app.denial_filter.to_lowercase();
-    let shown: Vec<_> = app
-        .denials
-        .iter()
-        .filter(|e| {
-            let dest = match &e.name {
-                Some(n) => n.clone(),
-                None => format!("{}:{}", e.address, e.port),
-            };
-            filter.is_empty()
-                || dest.to_lowercase().contains(&filter)
-                || e.rule.to_lowercase().contains(&filter)
-                || e.protocol.contains(&filter)
-        })
-        .collect();
+    let shown = shown_denials(&app.denials, &app.denial_filter);
+    let focused = app.focus == Focus::Denials;
+    let selected = app.denial_selected.min(shown.len().saturating_sub(1));
     let mut lines = Vec::new();
     if app.filtering || !app.denial_filter.is_empty() {
         let state = if app.filtering {
@@ -353,11 +342,32 @@ fn network_denials(frame: &mut Frame<'_>, app: &App, area: Rect) {
             format!("filter: {}{state}", escape::visible(&app.denial_filter)),
             theme.style(Role::Warning),
         ));
-    } else if app.focus == Focus::Denials {
+    } else if focused {
         lines.push(Line::styled(
-            "/ filters · esc back",
+            "a allow for this run · s add to profile · / filter · esc",
             theme.style(Role::HelpKey),
         ));
+    }
+    if let Some(c) = app.net_confirm.as_ref().filter(|_| focused) {
+        let target = escape::visible(&c.target);
+        match &c.step {
+            ConfirmStep::Private { .. } => lines.push(Line::styled(
+                format!("{target} is private: y allows it · any key cancels"),
+                theme.style(Role::Warning),
+            )),
+            ConfirmStep::Save {
+                message,
+                lines: changed,
+            } => {
+                lines.push(Line::styled(
+                    format!("{}: y writes · any key cancels", escape::visible(message)),
+                    theme.style(Role::Warning),
+                ));
+                for l in changed {
+                    lines.push(Line::styled(escape::visible(l), theme.style(Role::Text)));
+                }
+            }
+        }
     }
     if shown.is_empty() {
         lines.push(Line::styled(
@@ -365,13 +375,12 @@ fn network_denials(frame: &mut Frame<'_>, app: &App, area: Rect) {
             theme.style(Role::Dim),
         ));
     }
-    for e in shown.iter().take(usize::from(area.height)) {
-        let dest = match &e.name {
-            Some(n) => escape::visible(n),
-            None => format!("{}:{}", e.address, e.port),
-        };
+    for (i, e) in shown.iter().enumerate().take(usize::from(area.height)) {
+        let dest = escape::visible(&target_of(e));
+        let marker = if focused && i == selected { "▶" } else { " " };
         lines.push(Line::from(vec![
-            Span::styled(format!("{:>5} ", e.count), theme.style(Role::Denied)),
+            Span::styled(marker, theme.style(Role::HelpKey)),
+            Span::styled(format!("{:>4} ", e.count), theme.style(Role::Denied)),
             Span::styled(
                 format!("{:<4} {dest} ", e.protocol),
                 theme.style(Role::Text),

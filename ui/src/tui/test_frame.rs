@@ -41,6 +41,11 @@ pub fn offline_app() -> App {
 /// One frame of `app` on a `w`×`h` screen without the side panels, as text.
 pub fn frame(app: &mut App, w: u16, h: u16) -> String {
     app.panels = false;
+    frame_as_is(app, w, h)
+}
+
+/// One frame of `app` on a `w`×`h` screen, side panels as the app has them, as text.
+pub fn frame_as_is(app: &mut App, w: u16, h: u16) -> String {
     draw::layout_panes(app, Rect::new(0, 0, w, h));
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap_or_else(|e| panic!("{e}"));
     t.draw(|f| draw::draw(f, app))
