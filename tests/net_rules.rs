@@ -390,3 +390,76 @@ fn the_tui_denials_panel_allows_for_the_run_and_adds_to_the_profile() {
     ws.assert_nothing_left();
     drop(hosts);
 }
+
+/// Issue #17 item 5: each run of a Domain keeps its own denial ledger, and the earlier runs
+/// stay readable after the Domain stopped (`--runs`, `--run previous|all|ID`, `--since`).
+#[test]
+fn the_denial_ledgers_of_three_runs_stay_readable() {
+    let dev = Dev::get();
+    let hosts = TestHosts::create();
+    support::netns::wait_answering(&PRIVATE);
+    let ws = dev.workspace("net-history");
+    for addr in PRIVATE {
+        let r = ws.run(&[
+            "sh",
+            "-c",
+            &format!("curl -sS -m 5 -o /dev/null http://{addr}:{PORT}/ 2>/dev/null; sleep 1.5"),
+        ]);
+        assert_eq!(r.code, Some(0), "{r:?}");
+        ws.wait_torn_down();
+    }
+    let json = |args: &[&str]| -> serde_json::Value {
+        let mut all = vec!["net", "denials", "--json"];
+        all.extend_from_slice(args);
+        let r = ws.lazaret(&all);
+        assert_eq!(r.code, Some(0), "{r:?}");
+        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {r:?}"))
+    };
+    let runs = json(&["--runs"]);
+    let ids: Vec<String> = runs
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| r["run"].as_str().unwrap_or("").to_owned())
+        .collect();
+    assert_eq!(ids.len(), 3, "{runs:#}");
+    assert_eq!(runs[2]["current"], true, "{runs:#}");
+    let addrs = |v: &serde_json::Value| -> Vec<(String, String)> {
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .map(|e| {
+                (
+                    e["run"].as_str().unwrap_or("").to_owned(),
+                    e["address"].as_str().unwrap_or("").to_owned(),
+                )
+            })
+            .collect()
+    };
+    // The default: the last run only.
+    assert_eq!(addrs(&json(&[])), [(ids[2].clone(), PRIVATE[2].to_owned())]);
+    assert_eq!(
+        addrs(&json(&["--run", "previous"])),
+        [(ids[1].clone(), PRIVATE[1].to_owned())]
+    );
+    assert_eq!(
+        addrs(&json(&["--run", &ids[0]])),
+        [(ids[0].clone(), PRIVATE[0].to_owned())]
+    );
+    let mut all = addrs(&json(&["--run", "all", "--since", "1h"]));
+    all.sort();
+    let want: Vec<(String, String)> = ids
+        .iter()
+        .zip(PRIVATE)
+        .map(|(id, a)| (id.clone(), a.to_owned()))
+        .collect();
+    assert_eq!(all, want);
+    assert!(addrs(&json(&["--run", "all", "--since", "2999-01-01"])).is_empty());
+    let unknown = ws.lazaret(&["net", "denials", "--run", "yesterday"]);
+    assert_eq!(unknown.code, Some(2), "{unknown:?}");
+    assert!(unknown.stderr.contains("--runs"), "{unknown:?}");
+    let human = ws.lazaret(&["net", "denials", "--run", "all"]);
+    assert!(human.stdout.starts_with("RUN "), "{human:?}");
+    ws.assert_nothing_left();
+    drop(hosts);
+}

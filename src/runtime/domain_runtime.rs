@@ -247,6 +247,12 @@ impl DomainRuntime {
     pub fn stop_sidecar(&mut self) -> anyhow::Result<()> {
         self.note_conmons();
         self.remove("sidecar")?;
+        // The run's denial ledger outlives the runtime dir (a reboot empties it).
+        let status = super::sidecar::status_dir(&self.domain);
+        let history = super::ledger_history::history_dir(&self.domain.root);
+        if let Err(e) = super::ledger_history::archive(&status, &history) {
+            tracing::warn!("keeping the run's denial ledger: {e}");
+        }
         wait_for_exit(
             &std::mem::take(&mut self.conmons),
             "conmon",

@@ -86,6 +86,11 @@ pub fn create(
 ) -> anyhow::Result<()> {
     let dir = status_dir(domain);
     crate::domain::layout::ensure_private_dir(&dir)?;
+    // The last run's ledger goes into the history first (its teardown may never have come).
+    let history = super::ledger_history::history_dir(&domain.root);
+    if let Err(e) = super::ledger_history::archive(&dir, &history) {
+        tracing::warn!("keeping the last run's denial ledger: {e}");
+    }
     // A new run starts without the last run's run-scoped rules (`lazaret net allow`).
     for stale in [
         "ready",
@@ -93,6 +98,7 @@ pub fn create(
         super::denial_ledger::LEDGER,
         crate::network::run_rules::RULES_FILE,
         crate::network::run_rules::APPLIED_FILE,
+        super::ledger_history::RUN_ID_FILE,
     ] {
         match std::fs::remove_file(dir.join(stale)) {
             Ok(()) => {}
@@ -100,6 +106,7 @@ pub fn create(
             Err(e) => return Err(e).context("clearing the Network Sidecar's old status"),
         }
     }
+    super::ledger_history::new_run(&dir).context("starting the denial ledger's run")?;
     std::fs::write(dir.join("policy.nft"), policy.render_nft())
         .context("writing the Network Sidecar policy")?;
     let dns = serde_json::to_string_pretty(&policy.dns_settings())?;
