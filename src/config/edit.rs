@@ -6,6 +6,7 @@
 use crate::network::run_rules::Target;
 use crate::network::NamePattern;
 use crate::profile::AgentProfile;
+use crate::runtime::network_policy::{NetworkPolicy, DEFAULT_DENY};
 use toml_edit::{Array, DocumentMut, Item, Table, Value};
 
 /// A change to the configuration file.
@@ -30,7 +31,7 @@ pub fn allow_in_profile(
     let mut doc: DocumentMut = text
         .parse()
         .map_err(|e| format!("the configuration file does not parse: {e}"))?;
-    let table = network_table(&mut doc, &profile.name, in_file)?;
+    let table = network_table(&mut doc, &profile.name, in_file, net)?;
     match target {
         Target::Port(addr, port) => {
             return Err(format!(
@@ -73,11 +74,14 @@ pub fn allow_in_profile(
 }
 
 /// `[profiles.NAME.network]`, created when missing (with `[profiles.NAME] extends = "NAME"` for
-/// a built-in profile, so every other key stays the built-in's).
+/// a built-in profile, so every other key stays the built-in's). A profile's `[network]` table
+/// replaces the one it `extends` as a whole, so a new table starts with the whole policy the
+/// profile has now (`net`).
 fn network_table<'d>(
     doc: &'d mut DocumentMut,
     name: &str,
     in_file: bool,
+    net: &NetworkPolicy,
 ) -> Result<&'d mut dyn toml_edit::TableLike, String> {
     let profiles = doc
         .entry("profiles")
@@ -98,12 +102,52 @@ fn network_table<'d>(
         .and_then(Item::as_table_like_mut)
         .ok_or_else(|| format!("profile {name} in the configuration file is not a table"))?;
     if profile.get("network").is_none() {
-        profile.insert("network", Item::Table(Table::new()));
+        profile.insert("network", Item::Table(whole_policy(net)));
     }
     profile
         .get_mut("network")
         .and_then(Item::as_table_like_mut)
         .ok_or_else(|| format!("`profiles.{name}.network` is not a table"))
+}
+
+/// A `[network]` table saying what `net` says (keys at their defaults left out).
+fn whole_policy(net: &NetworkPolicy) -> Table {
+    let strings = |v: Vec<String>| -> Array { v.iter().map(String::as_str).collect() };
+    let mut t = Table::new();
+    if !net.enabled {
+        t.insert("enabled", toml_edit::value(false));
+    }
+    if net.resolvers != NetworkPolicy::default().resolvers {
+        t.insert(
+            "resolvers",
+            toml_edit::value(strings(net.resolvers.iter().map(ToString::to_string).collect())),
+        );
+    }
+    if !net.allow.is_empty() {
+        t.insert(
+            "allow",
+            toml_edit::value(strings(net.allow.iter().map(ToString::to_string).collect())),
+        );
+    }
+    let extra_deny: Vec<String> = net
+        .deny
+        .iter()
+        .filter(|p| !DEFAULT_DENY.contains(p))
+        .map(ToString::to_string)
+        .collect();
+    if !extra_deny.is_empty() {
+        t.insert("deny", toml_edit::value(strings(extra_deny)));
+    }
+    if !net.allow_names.is_empty() {
+        t.insert("allow_names", toml_edit::value(strings(net.allow_names.clone())));
+    }
+    if !net.deny_names.is_empty() {
+        t.insert("deny_names", toml_edit::value(strings(net.deny_names.clone())));
+    }
+    if net.default_deny {
+        t.insert("default", toml_edit::value("deny"));
+    }
+    t
 }
 
 /// Appends `item` to the list `key`: to the file's own list when it has one (its layout

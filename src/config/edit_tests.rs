@@ -127,3 +127,29 @@ fn changed_lines_show_only_the_middle() {
     assert_eq!(changed_lines("a\n", "a\nb\n"), ["+ b"]);
     assert!(changed_lines("a\n", "a\n").is_empty());
 }
+
+/// A profile's `[network]` table replaces its parent's as a whole: a new one starts with
+/// everything the profile had.
+#[test]
+fn a_new_network_table_keeps_the_inherited_policy() {
+    let text = r#"[profiles.base]
+image = "localhost/lazaret/base:bookworm"
+command = ["bash"]
+
+[profiles.base.network]
+resolvers = ["198.51.100.53"]
+allow = ["10.1.0.0/16"]
+deny = ["198.51.100.0/24"]
+deny_names = ["x.test"]
+default = "deny"
+
+[profiles.child]
+extends = "base"
+"#;
+    let edit = allowed(text, "child", "registry.example.org");
+    let child = load(&edit.text).profile(Some("child")).expect("child");
+    let base = load(text).profile(Some("base")).expect("base");
+    let mut want = base.network.clone();
+    want.allow_names.push("registry.example.org".into());
+    assert_eq!(child.network, want, "{}", edit.text);
+}
