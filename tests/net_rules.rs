@@ -463,3 +463,76 @@ fn the_denial_ledgers_of_three_runs_stay_readable() {
     ws.assert_nothing_left();
     drop(hosts);
 }
+
+/// Issue #17 item 4: `host_services = ["tcp/PORT"]` lets the sandbox reach exactly that port
+/// of the host's loopback, by the name `host.lazaret.internal`; another port of the host's
+/// loopback stays refused. The listeners are the test's own, on the host's loopback.
+#[test]
+fn one_host_service_is_reachable_and_nothing_else_of_the_hosts_loopback() {
+    use std::io::{Read, Write};
+    let dev = Dev::get();
+    let listen = || {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback listener");
+        let port = l.local_addr().expect("addr").port();
+        std::thread::spawn(move || {
+            for mut c in l.incoming().flatten() {
+                let _ = c.set_read_timeout(Some(Duration::from_secs(2)));
+                let _ = c.read(&mut [0u8; 1024]);
+                let _ = c.write_all(
+                    format!("HTTP/1.0 200 OK\r\nContent-Length: 15\r\n\r\nhost-port-{port:05}")
+                        .as_bytes(),
+                );
+            }
+        });
+        port
+    };
+    let (open, closed) = (listen(), listen());
+    let ws = dev.workspace("host-svc").with_profile(
+        "svc",
+        &format!(
+            "[profiles.svc]\n{BASE}[profiles.svc.network]\nhost_services = [\"tcp/{open}\"]\n"
+        ),
+    );
+    let fetch = |what: &str, url: &str| {
+        format!("curl -sS -m 5 {url} 2>/dev/null && echo || echo {what}=refused; ")
+    };
+    let mut script = String::from("getent hosts host.lazaret.internal | cut -d' ' -f1; ");
+    script.push_str(&fetch(
+        "by-name",
+        &format!("http://host.lazaret.internal:{open}/"),
+    ));
+    script.push_str(&fetch("by-address", &format!("http://10.0.2.2:{open}/")));
+    script.push_str(&fetch(
+        "other-port",
+        &format!("http://host.lazaret.internal:{closed}/"),
+    ));
+    script.push_str(&fetch(
+        "other-port-address",
+        &format!("http://10.0.2.2:{closed}/"),
+    ));
+    let r = ws.run(&["sh", "-c", &script]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let got: Vec<&str> = r.stdout.lines().collect();
+    let hello = format!("host-port-{open:05}");
+    assert_eq!(
+        got,
+        [
+            "10.0.2.2",
+            hello.as_str(),
+            hello.as_str(),
+            "other-port=refused",
+            "other-port-address=refused"
+        ],
+        "{r:?}"
+    );
+    // The same listener is not reachable from a profile without host services.
+    let plain = dev.workspace("host-svc-none");
+    let r = plain.run(&[
+        "sh",
+        "-c",
+        &fetch("none", &format!("http://10.0.2.2:{open}/")),
+    ]);
+    assert_eq!(r.stdout.trim(), "none=refused", "{r:?}");
+    ws.assert_nothing_left();
+    plain.assert_nothing_left();
+}

@@ -187,9 +187,12 @@ fn start_dns() -> Result<RunRulesApplier, String> {
         run: applier.names.clone(),
         for_run_names: applier.answered.clone(),
     };
-    let proxy = DnsProxy::new(listen, settings.upstream.into(), rules, mode)
+    let mut proxy = DnsProxy::new(listen, settings.upstream.into(), rules, mode)
         .with_mark(settings.mark)
         .with_run_allowed(applier.names.clone());
+    if let Some((name, addr)) = &settings.host_name {
+        proxy = proxy.with_local_name(name, *addr);
+    }
     std::thread::spawn(move || {
         let result = proxy.serve(
             |name, records| answered.allow(name, records),

@@ -120,7 +120,9 @@ fn whole_policy(net: &NetworkPolicy) -> Table {
     if net.resolvers != NetworkPolicy::default().resolvers {
         t.insert(
             "resolvers",
-            toml_edit::value(strings(net.resolvers.iter().map(ToString::to_string).collect())),
+            toml_edit::value(strings(
+                net.resolvers.iter().map(ToString::to_string).collect(),
+            )),
         );
     }
     if !net.allow.is_empty() {
@@ -139,10 +141,16 @@ fn whole_policy(net: &NetworkPolicy) -> Table {
         t.insert("deny", toml_edit::value(strings(extra_deny)));
     }
     if !net.allow_names.is_empty() {
-        t.insert("allow_names", toml_edit::value(strings(net.allow_names.clone())));
+        t.insert(
+            "allow_names",
+            toml_edit::value(strings(net.allow_names.clone())),
+        );
     }
     if !net.deny_names.is_empty() {
-        t.insert("deny_names", toml_edit::value(strings(net.deny_names.clone())));
+        t.insert(
+            "deny_names",
+            toml_edit::value(strings(net.deny_names.clone())),
+        );
     }
     if net.default_deny {
         t.insert("default", toml_edit::value("deny"));

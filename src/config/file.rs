@@ -96,6 +96,10 @@ pub struct RawNetwork {
     pub deny_names: Vec<Spanned<String>>,
     /// `"allow"` (default) or `"deny"`: public destinations no rule mentions.
     pub default: Option<Spanned<String>>,
+    /// Ports of the host's loopback the sandbox may reach (`"tcp/5432"`), at
+    /// `host.lazaret.internal`.
+    #[serde(default)]
+    pub host_services: Vec<Spanned<String>>,
 }
 
 /// `[[profiles.NAME.auto_approve]]`.

@@ -70,6 +70,14 @@ pub fn policy(c: &mut Check<'_>, raw: &RawNetwork) -> NetworkPolicy {
         ..NetworkPolicy::default()
     };
     names(c, raw, &mut policy);
+    for svc in &raw.host_services {
+        match crate::runtime::network_policy::HostService::parse(svc.get_ref()) {
+            Ok(s) if !policy.host_services.contains(&s) => policy.host_services.push(s),
+            Ok(_) => {}
+            Err(e) => c.error(Some(&svc.span()), format!("network host_services: {e}")),
+        }
+    }
+    policy.host_services.sort();
     policy.allow.extend(allow.iter().map(|a| a.value));
     policy
         .deny

@@ -239,6 +239,21 @@ pub fn build_response(query: &Query, rcode: Rcode) -> Vec<u8> {
     out
 }
 
+/// A NOERROR answer to `query` made here: one A record `addr` (TTL `ttl`) when it asks for an
+/// A record of class IN, else no record (the name exists, the type does not).
+pub fn build_local_answer(query: &Query, addr: std::net::Ipv4Addr, ttl: u32) -> Vec<u8> {
+    let mut out = build_response(query, Rcode::NOERROR);
+    if query.question.qtype == TYPE_A && query.question.qclass == CLASS_IN {
+        out[7] = 1; // ANCOUNT
+                    // The name as a pointer to the question (offset 12), type A, class IN, TTL, 4 bytes.
+        out.extend_from_slice(&[0xc0, 12, 0, 1, 0, 1]);
+        out.extend_from_slice(&ttl.to_be_bytes());
+        out.extend_from_slice(&[0, 4]);
+        out.extend_from_slice(&addr.octets());
+    }
+    out
+}
+
 /// Parses an upstream response: header, its one question, and the answer section (authority and
 /// additional sections are not read). When the TC bit is set the answer section may be cut
 /// short; the records read before the cut are kept.

@@ -30,7 +30,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use super::dns_message::{
-    build_response, error_response, parse_query, parse_response, Query, Rcode, MAX_MESSAGE_LEN,
+    build_local_answer, build_response, error_response, parse_query, parse_response, Query, Rcode,
+    MAX_MESSAGE_LEN,
 };
 use super::name_rules::{NameRules, NameVerdict};
 
@@ -38,6 +39,8 @@ use super::name_rules::{NameRules, NameVerdict};
 pub const UPSTREAM_TIMEOUT: Duration = Duration::from_secs(3);
 /// The most forwarded queries in flight at once.
 pub const MAX_IN_FLIGHT: usize = 64;
+/// TTL of the names answered here.
+const LOCAL_TTL: u32 = 60;
 /// How often [`DnsProxy::serve_until`] looks at its stop flag.
 const POLL: Duration = Duration::from_millis(200);
 
@@ -63,6 +66,8 @@ pub struct DnsProxy {
     /// Names the developer allowed for this run (`lazaret net allow NAME`): allowed over the
     /// profile's rules, and reported like the profile's allowed names. Replaced while serving.
     run_allowed: Option<RunNames>,
+    /// A name answered here, never upstream: `host.lazaret.internal` and its address.
+    local: Option<(String, Ipv4Addr)>,
 }
 
 /// The run-scoped name allows, shared with whoever applies `lazaret net allow`.
@@ -119,7 +124,15 @@ impl DnsProxy {
             timeout: UPSTREAM_TIMEOUT,
             max_in_flight: MAX_IN_FLIGHT,
             run_allowed: None,
+            local: None,
         }
+    }
+
+    /// Answers `name` itself with `addr` (an A record; no record of other types), before any
+    /// rule: the name of a service of the host (`host.lazaret.internal`).
+    pub fn with_local_name(mut self, name: &str, addr: Ipv4Addr) -> DnsProxy {
+        self.local = Some((name.trim_end_matches('.').to_ascii_lowercase(), addr));
+        self
     }
 
     /// Allows (and reports) the names `run` allows, whatever the profile's rules say; the
@@ -200,6 +213,14 @@ impl DnsProxy {
                     }
                 };
                 let name = query.question.name.as_str();
+                if let Some((_, addr)) = this
+                    .local
+                    .as_ref()
+                    .filter(|(local, _)| name.trim_end_matches('.').eq_ignore_ascii_case(local))
+                {
+                    this.reply(&build_local_answer(&query, *addr, LOCAL_TTL), client);
+                    continue;
+                }
                 let (verdict, rule) = if this.run_allows(name) {
                     (NameVerdict::Allow, None)
                 } else {

@@ -305,3 +305,49 @@ fn names_allowed_for_the_run_resolve_over_the_profiles_rules_until_revoked() {
         },
     );
 }
+
+/// `host.lazaret.internal` (a profile with host services) is answered by the forwarder itself,
+/// in any case and with a trailing dot, never asked upstream; AAAA gets no record.
+#[test]
+fn the_host_services_name_is_answered_here() {
+    let upstream = UdpSocket::bind("127.0.0.1:0").unwrap();
+    upstream
+        .set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let listen = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let proxy_addr = listen.local_addr().unwrap();
+    let host = Ipv4Addr::new(10, 0, 2, 2);
+    let proxy = DnsProxy::new(
+        listen,
+        upstream.local_addr().unwrap(),
+        NameRules::default(),
+        DefaultMode::Deny,
+    )
+    .with_local_name("host.lazaret.internal", host);
+    let stop = AtomicBool::new(false);
+    thread::scope(|s| {
+        let served = s.spawn(|| proxy.serve_until(&stop, |_, _| {}, |_, _| {}));
+        let sock = client_socket();
+        for (id, name) in [(1, "host.lazaret.internal"), (2, "HOST.Lazaret.Internal.")] {
+            let r = parse_response(&ask(&sock, proxy_addr, id, name)).unwrap();
+            assert_eq!(r.rcode, Rcode::NOERROR);
+            assert_eq!(r.a_records, [(host, 60)]);
+        }
+        sock.send_to(&query_bytes(3, "host.lazaret.internal", 28), proxy_addr)
+            .unwrap();
+        let mut buf = [0u8; 512];
+        let (len, _) = sock.recv_from(&mut buf).unwrap();
+        let r = parse_response(&buf[..len]).unwrap();
+        assert_eq!((r.rcode, r.a_records.len()), (Rcode::NOERROR, 0));
+        // Other names are still decided by the rules (default deny here).
+        let r = parse_response(&ask(&sock, proxy_addr, 4, "other.internal")).unwrap();
+        assert_eq!(r.rcode, Rcode::REFUSED);
+        let mut up = [0u8; 512];
+        assert!(
+            upstream.recv_from(&mut up).is_err(),
+            "nothing went upstream"
+        );
+        stop.store(true, Ordering::Release);
+        served.join().unwrap().unwrap();
+    });
+}

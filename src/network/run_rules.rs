@@ -124,6 +124,13 @@ impl Target {
             Target::Address(a) | Target::Port(a, _) => *a,
             Target::Name(_) => return Ok(()),
         };
+        if addr == crate::runtime::network_policy::HOST_LOOPBACK {
+            return Err(TargetError::Unusable(
+                addr,
+                "is the host's loopback (slirp4netns' gateway): list the port in the profile's \
+                 host_services instead",
+            ));
+        }
         if addr.is_loopback() {
             return Err(TargetError::Unusable(
                 addr,

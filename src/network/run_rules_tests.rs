@@ -71,7 +71,13 @@ fn private_ranges_need_the_explicit_flag_and_loopback_is_refused() {
         );
         assert_eq!(target.check(true), Ok(()), "{addr}");
     }
-    for addr in ["127.0.0.1", "224.0.0.1", "255.255.255.255", "240.0.0.1"] {
+    for addr in [
+        "127.0.0.1",
+        "224.0.0.1",
+        "255.255.255.255",
+        "240.0.0.1",
+        "10.0.2.2:5432",
+    ] {
         assert!(
             matches!(t(addr).check(true), Err(TargetError::Unusable(..))),
             "{addr}"

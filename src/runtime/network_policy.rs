@@ -146,7 +146,50 @@ pub struct NetworkPolicy {
     /// Public IPv4 destinations not matched by a prefix rule: refused unless the sidecar
     /// answered them for an allowed name (true), or allowed (false, the spec's default).
     pub default_deny: bool,
+    /// Ports of the host's loopback the sandbox may reach (`host_services`), through
+    /// slirp4netns' gateway [`HOST_LOOPBACK`]; nothing else of the host. Empty: the host's
+    /// loopback is not reachable at all (slirp4netns' default).
+    pub host_services: Vec<HostService>,
 }
+
+/// One port of the host's loopback (`tcp/5432`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct HostService {
+    pub udp: bool,
+    pub port: u16,
+}
+
+impl HostService {
+    /// Parses `tcp/PORT` or `udp/PORT`.
+    pub fn parse(s: &str) -> Result<HostService, String> {
+        let bad = || format!("{s:?} is not tcp/PORT or udp/PORT (PORT from 1 to 65535)");
+        let (proto, port) = s.trim().split_once('/').ok_or_else(bad)?;
+        let udp = match proto {
+            "tcp" => false,
+            "udp" => true,
+            _ => return Err(bad()),
+        };
+        match port.parse::<u16>() {
+            Ok(p) if p > 0 && port.bytes().all(|b| b.is_ascii_digit()) => {
+                Ok(HostService { udp, port: p })
+            }
+            _ => Err(bad()),
+        }
+    }
+}
+
+impl std::fmt::Display for HostService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let proto = if self.udp { "udp" } else { "tcp" };
+        write!(f, "{proto}/{}", self.port)
+    }
+}
+
+/// slirp4netns' gateway: the host's loopback when `allow_host_loopback` is on (only for
+/// profiles with `host_services`).
+pub const HOST_LOOPBACK: Ipv4Addr = Ipv4Addr::new(10, 0, 2, 2);
+/// The name the sandbox reaches the host's services by; the sidecar's forwarder answers it.
+pub const HOST_SERVICES_NAME: &str = "host.lazaret.internal";
 
 impl Default for NetworkPolicy {
     fn default() -> Self {
@@ -158,6 +201,7 @@ impl Default for NetworkPolicy {
             allow_names: Vec::new(),
             deny_names: Vec::new(),
             default_deny: false,
+            host_services: Vec::new(),
         }
     }
 }
@@ -180,6 +224,9 @@ pub struct DnsSettings {
     pub allow_names: Vec<String>,
     pub deny_names: Vec<String>,
     pub default_deny: bool,
+    /// A name the forwarder answers itself, with this address (`host.lazaret.internal`).
+    #[serde(default)]
+    pub host_name: Option<(String, Ipv4Addr)>,
 }
 
 /// Set of addresses the developer allowed for this run, every port (`lazaret net allow ADDR`).
@@ -219,6 +266,8 @@ impl NetworkPolicy {
             allow_names: self.allow_names.clone(),
             deny_names: self.deny_names.clone(),
             default_deny: self.default_deny,
+            host_name: (!self.host_services.is_empty())
+                .then(|| (HOST_SERVICES_NAME.to_owned(), HOST_LOOPBACK)),
         }
     }
 
@@ -297,6 +346,16 @@ impl NetworkPolicy {
                 "tcp dport 53",
                 "DNS other than through the sidecar's resolver",
             );
+            // The host's services the profile lists, and nothing else of the host's loopback
+            // (the rest of its gateway address falls to the 10/8 deny below).
+            for svc in &self.host_services {
+                let proto = if svc.udp { "udp" } else { "tcp" };
+                let _ = writeln!(
+                    chain,
+                    "    ip daddr {HOST_LOOPBACK} {proto} dport {} accept",
+                    svc.port
+                );
+            }
             // Run-scoped allows (`lazaret net allow`, see `network::run_rules`): after DNS,
             // before every prefix rule.
             let _ = writeln!(

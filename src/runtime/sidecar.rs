@@ -19,7 +19,19 @@ pub fn status_dir(domain: &Domain) -> PathBuf {
 }
 
 /// `podman create` arguments of the sidecar (pure, for tests and review).
-pub fn create_args(domain: &Domain, image: &str, status_dir: &Path) -> Vec<String> {
+pub fn create_args(
+    domain: &Domain,
+    image: &str,
+    status_dir: &Path,
+    policy: &NetworkPolicy,
+) -> Vec<String> {
+    // The host's loopback is reachable through slirp4netns' gateway only for a profile that
+    // lists host services (the policy then opens exactly those ports of it).
+    let network = if policy.enabled && !policy.host_services.is_empty() {
+        "slirp4netns:allow_host_loopback=true"
+    } else {
+        "slirp4netns"
+    };
     let mut a: Vec<String> = vec![
         "create".into(),
         "--name".into(),
@@ -32,7 +44,7 @@ pub fn create_args(domain: &Domain, image: &str, status_dir: &Path) -> Vec<Strin
         "--runtime".into(),
         "runc".into(),
         "--network".into(),
-        "slirp4netns".into(),
+        network.into(),
         "--cap-drop=all".into(),
         "--cap-add=NET_ADMIN".into(),
         // The DNS forwarder listens on port 53.
@@ -112,7 +124,10 @@ pub fn create(
     let dns = serde_json::to_string_pretty(&policy.dns_settings())?;
     std::fs::write(dir.join("dns.json"), dns + "\n")
         .context("writing the Network Sidecar's DNS settings")?;
-    podman.run("creating Network Sidecar", create_args(domain, image, &dir))?;
+    podman.run(
+        "creating Network Sidecar",
+        create_args(domain, image, &dir, policy),
+    )?;
     Ok(())
 }
 
