@@ -77,8 +77,8 @@ pub struct RulesArgs {
     /// Agent Profile of the Domain (default: the configuration's default profile).
     #[arg(long)]
     pub profile: Option<String>,
-    /// Print {profile: {enabled, default, allow, deny, allow_names, deny_names}, run: [{target,
-    /// added_unix}]} as JSON.
+    /// Print {profile: {name, enabled, default, allow, deny, allow_names, deny_names,
+    /// host_services}, run: [{target, added_unix}]} as JSON.
     #[arg(long)]
     pub json: bool,
 }
@@ -267,6 +267,7 @@ pub fn rules(layout: &Layout, args: &RulesArgs) -> anyhow::Result<i32> {
                 "deny": strings(&n.deny),
                 "allow_names": n.allow_names,
                 "deny_names": n.deny_names,
+                "host_services": n.host_services.iter().map(ToString::to_string).collect::<Vec<_>>(),
             },
             "run": run.allow,
         });
@@ -283,6 +284,10 @@ pub fn rules(layout: &Layout, args: &RulesArgs) -> anyhow::Result<i32> {
             ("deny", strings(&n.deny)),
             ("allow name", n.allow_names.clone()),
             ("deny name", n.deny_names.clone()),
+            (
+                "host service",
+                n.host_services.iter().map(ToString::to_string).collect(),
+            ),
         ] {
             for item in list {
                 writeln!(out, "  {label:<12} {}", escape::visible(&item))?;
