@@ -51,6 +51,7 @@ fn main() -> ExitCode {
             Command::Approve(args) => cli::decide::approve(&layout, args),
             Command::Deny(args) => cli::decide::deny(&layout, args),
             Command::Net(args) => cli::net::execute(&layout, args),
+            Command::Port(args) => cli::port::execute(&layout, args),
             Command::Doctor(args) => cli::doctor::execute(&layout, args),
             Command::Config(args) => cli::config::execute(&layout, args),
             Command::Profile(args) => cli::profile::execute(&layout, args),

@@ -536,3 +536,104 @@ fn one_host_service_is_reachable_and_nothing_else_of_the_hosts_loopback() {
     ws.assert_nothing_left();
     plain.assert_nothing_left();
 }
+
+/// A free port of the host's loopback (bound and let go: nothing else of the test uses it).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// An HTTP GET of `url` from the host: the body, or None when it cannot connect.
+fn host_get(addr: &str, port: u16, path: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect((addr, port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    s.write_all(format!("GET {path} HTTP/1.0\r\nHost: x\r\n\r\n").as_bytes())
+        .ok()?;
+    let mut text = String::new();
+    s.read_to_string(&mut text).ok()?;
+    text.split_once("\r\n\r\n").map(|(_, body)| body.to_owned())
+}
+
+/// Issue #17 item 3: a server inside (bound to the sandbox's loopback) is reached from the
+/// host through `lazaret port publish`, on the host's loopback only; unpublished, it is not.
+#[test]
+fn a_server_inside_is_published_on_the_hosts_loopback_and_unpublished() {
+    let dev = Dev::get();
+    let ws = dev.workspace("port-publish");
+    let page = ws.path.join("hello.txt");
+    std::fs::write(&page, "hello from the sandbox\n").expect("page");
+    let _ = nix::unistd::chown(&page, Some(nix::unistd::Uid::from_raw(dev.uid)), None);
+    let server = ws.spawn(&[
+        "sh",
+        "-c",
+        &format!(
+            "python3 -m http.server 8000 --bind 127.0.0.1 --directory /workspace >/dev/null 2>&1 & {}; kill $!",
+            support::HOLD
+        ),
+    ]);
+    let host_port = free_port();
+    let publish = wait_for(Duration::from_secs(60), || {
+        let r = ws.lazaret(&["port", "publish", &format!("{host_port}:8000")]);
+        (r.code == Some(0)).then_some(r)
+    })
+    .expect("the Domain came up and the port was published");
+    assert!(
+        publish.stdout.contains(&format!(
+            "published 127.0.0.1:{host_port} -> sandbox port 8000"
+        )),
+        "{publish:?}"
+    );
+    let body = wait_for(Duration::from_secs(30), || {
+        host_get("127.0.0.1", host_port, "/hello.txt")
+    });
+    assert_eq!(body.as_deref(), Some("hello from the sandbox\n"));
+    // Only on the host's loopback address it was published on.
+    assert_eq!(host_get("127.0.0.2", host_port, "/hello.txt"), None);
+    let list = ws.lazaret(&["port", "list", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&list.stdout).expect("JSON");
+    assert_eq!(
+        v["ports"],
+        serde_json::json!([{"address": "127.0.0.1", "host_port": host_port, "port": 8000}]),
+        "{list:?}"
+    );
+    // The same host port twice: refused, and said why.
+    let again = ws.lazaret(&["port", "publish", &format!("{host_port}:9000")]);
+    assert_eq!(again.code, Some(4), "{again:?}");
+    assert!(
+        again.stderr.contains("already publishes port 8000"),
+        "{again:?}"
+    );
+    let bad = ws.lazaret(&["port", "publish", "80000"]);
+    assert_eq!(bad.code, Some(2), "{bad:?}");
+
+    let un = ws.lazaret(&["port", "unpublish", &host_port.to_string()]);
+    assert_eq!(un.code, Some(0), "{un:?}");
+    assert_eq!(host_get("127.0.0.1", host_port, "/hello.txt"), None);
+    let list = ws.lazaret(&["port", "list"]);
+    assert!(list.stdout.contains("no ports published"), "{list:?}");
+
+    // Published again, and the Domain's end ends it.
+    let r = ws.lazaret(&["port", "publish", &format!("{host_port}:8000")]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    ws.release();
+    let done = support::finish(server);
+    assert_eq!(done.code, Some(0), "{done:?}");
+    ws.wait_torn_down();
+    assert_eq!(host_get("127.0.0.1", host_port, "/hello.txt"), None);
+    let forwarders: Vec<String> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains("port_forward") && c.contains(&format!(":{host_port}\"")))
+        .collect();
+    assert!(
+        forwarders.is_empty(),
+        "a port forwarder outlived its Domain: {forwarders:?}"
+    );
+    ws.assert_nothing_left();
+}

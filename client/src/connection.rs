@@ -139,6 +139,29 @@ impl Connection {
 
     /// Decides the prompt of `request_id`: the coordinator's answer says whether this
     /// decision was the first, or what became of the request.
+    /// Publishes, unpublishes or lists the Domain's published ports (`msg` is one of
+    /// `PublishPort`, `UnpublishPort`, `ListPorts`): the ports after it, and why the change
+    /// was not made.
+    pub async fn ports(
+        &mut self,
+        msg: ClientMessage,
+    ) -> Result<
+        (
+            Vec<lazaret_protocol::messages::PublishedPort>,
+            Option<String>,
+        ),
+        JoinError,
+    > {
+        framing::send(&mut self.conn, &msg).await?;
+        match self.answer().await? {
+            CoordinatorMessage::Ports { ports, error } => Ok((ports, error)),
+            CoordinatorMessage::Error { message } => {
+                Err(JoinError::Failed(anyhow::anyhow!("{message}")))
+            }
+            other => Err(unexpected("ports", other)),
+        }
+    }
+
     pub async fn decide(
         &mut self,
         request_id: &str,

@@ -228,6 +228,27 @@ pub enum ClientMessage {
         private: bool,
         save: SaveStep,
     },
+    /// Publishes a port of the sandbox on the host (`lazaret port publish`): connections to
+    /// `address:host_port` on the host reach `port` on the sandbox's loopback. Answered by
+    /// `ports`.
+    PublishPort {
+        port: u16,
+        host_port: u16,
+        address: std::net::Ipv4Addr,
+    },
+    /// Ends the publication on `host_port` (`lazaret port unpublish`). Answered by `ports`.
+    UnpublishPort { host_port: u16 },
+    /// The Domain's published ports (`lazaret port list`). Answered by `ports`.
+    ListPorts {},
+}
+
+/// A port of the sandbox published on the host.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PublishedPort {
+    pub address: std::net::Ipv4Addr,
+    pub host_port: u16,
+    pub port: u16,
 }
 
 /// Whether an [`ClientMessage::AllowDestination`] also goes into the profile.
@@ -348,6 +369,13 @@ pub enum CoordinatorMessage {
     EscalationDecided {
         request_id: String,
         answer: crate::escalation::DecideAnswer,
+    },
+    /// The Domain's published ports after a [`ClientMessage::PublishPort`],
+    /// [`ClientMessage::UnpublishPort`] or [`ClientMessage::ListPorts`]; `error` says why the
+    /// change was not made.
+    Ports {
+        ports: Vec<PublishedPort>,
+        error: Option<String>,
     },
     /// What became of a [`ClientMessage::AllowDestination`].
     DestinationAllowed {
@@ -601,6 +629,7 @@ fn kind(msg: &CoordinatorMessage) -> &'static str {
         CoordinatorMessage::Escalations { .. } => "escalations",
         CoordinatorMessage::EscalationDecided { .. } => "escalation_decided",
         CoordinatorMessage::DestinationAllowed { .. } => "destination_allowed",
+        CoordinatorMessage::Ports { .. } => "ports",
     }
 }
 
@@ -758,6 +787,13 @@ mod tests {
                 private: false,
                 save: SaveStep::Preview,
             },
+            ClientMessage::PublishPort {
+                port: 8000,
+                host_port: 18000,
+                address: std::net::Ipv4Addr::LOCALHOST,
+            },
+            ClientMessage::UnpublishPort { host_port: 18000 },
+            ClientMessage::ListPorts {},
         ];
         for m in client {
             let s = serde_json::to_string(&m).unwrap();
@@ -851,6 +887,14 @@ mod tests {
             CoordinatorMessage::EscalationDecided {
                 request_id: "ab".repeat(16),
                 answer: crate::escalation::DecideAnswer::TimedOut {},
+            },
+            CoordinatorMessage::Ports {
+                ports: vec![PublishedPort {
+                    address: std::net::Ipv4Addr::LOCALHOST,
+                    host_port: 18000,
+                    port: 8000,
+                }],
+                error: Some("in use".into()),
             },
             CoordinatorMessage::DestinationAllowed {
                 target: "registry.example.org".into(),

@@ -13,6 +13,7 @@ pub mod exec;
 pub mod git_sentry;
 pub mod kill;
 pub mod net;
+pub mod port;
 pub mod profile;
 pub mod ps;
 pub mod run;
@@ -53,6 +54,7 @@ pub enum Command {
     Approve(decide::ApproveArgs),
     Deny(decide::DenyArgs),
     Net(net::NetArgs),
+    Port(port::PortArgs),
     Doctor(doctor::DoctorArgs),
     Config(config::ConfigArgs),
     Profile(profile::ProfileArgs),

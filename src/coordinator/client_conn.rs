@@ -236,6 +236,33 @@ async fn request(
             });
             return Ok(());
         }
+        ClientMessage::PublishPort {
+            port,
+            host_port,
+            address,
+        } => {
+            // A podman process starts: off the event loop, the answer through the queue.
+            let (host, out) = (host.clone(), host.outbound(key));
+            tokio::task::spawn_blocking(move || {
+                let error = host.publish_port(port, host_port, address).err();
+                if let Some(out) = out {
+                    let msg = CoordinatorMessage::Ports {
+                        ports: host.ports(),
+                        error,
+                    };
+                    let _ = out.send(super::hosted::viewer::Outbound::Message(msg));
+                }
+            });
+            return Ok(());
+        }
+        ClientMessage::UnpublishPort { host_port } => CoordinatorMessage::Ports {
+            error: host.unpublish_port(host_port).err(),
+            ports: host.ports(),
+        },
+        ClientMessage::ListPorts {} => CoordinatorMessage::Ports {
+            ports: host.ports(),
+            error: None,
+        },
         ClientMessage::ListEscalations {} => CoordinatorMessage::Escalations {
             pending: host.escalations(),
         },

@@ -188,6 +188,8 @@ fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> an
     let outcome = rt.block_on(serve(&endpoint, &socket, ready, runtime.sidecar_pid()));
     stop_escalations.store(true, std::sync::atomic::Ordering::SeqCst);
     let _ = escalations.join();
+    // Published ports end before the network namespace they lead into.
+    endpoint.host.stop_ports();
 
     // Teardown: withdraw publication first, then disconnect sessions, then the resources in
     // the order recovery requires (sandbox, sidecar, State Anchor).

@@ -30,6 +30,7 @@
 pub mod dns_message;
 pub mod dns_proxy;
 pub mod name_rules;
+pub mod port_forward;
 pub mod run_rules;
 
 #[cfg(test)]

@@ -47,6 +47,13 @@ pub enum NsRequest {
     MailboxMount { target: PathBuf },
     /// Detach every mount at the request dir `target`.
     MailboxUnmount { target: PathBuf },
+    /// Forward `listen` on the host to `port` on the loopback of the network namespace of
+    /// `netns_pid` (the sidecar), until stdin closes (see [`crate::network::port_forward`]).
+    PortForward {
+        listen: std::net::SocketAddrV4,
+        netns_pid: u32,
+        port: u16,
+    },
 }
 
 /// One entry of `podman image mount --format json`.
@@ -105,6 +112,14 @@ pub fn main(request: &str) -> anyhow::Result<i32> {
         NsRequest::MailboxUnmount { target } => {
             crate::escalation::mailbox_fs::ns_unmount(&target)?;
             serde_json::to_string(&NsReport::default())?
+        }
+        NsRequest::PortForward {
+            listen,
+            netns_pid,
+            port,
+        } => {
+            crate::network::port_forward::serve(listen, netns_pid, port)?;
+            return Ok(0);
         }
     };
     println!("{report}");

@@ -11,6 +11,7 @@ pub mod hangup;
 pub mod net_allow;
 pub mod output_end;
 pub mod panel_feed;
+pub mod ports;
 pub mod prompts;
 #[cfg(test)]
 pub(crate) mod prompts_tests;
@@ -103,6 +104,8 @@ pub struct SessionHost {
     next_viewer: AtomicU64,
     /// Git Sentry watchers of running sessions: stop flag and thread (its messages).
     watchers: Mutex<HashMap<String, GitSentryWatch>>,
+    /// Ports of the sandbox published on the host, with their forwarders.
+    ports: Mutex<Vec<ports::Forwarder>>,
 }
 
 type GitSentryWatch = (Arc<AtomicBool>, std::thread::JoinHandle<Vec<String>>);
@@ -130,6 +133,7 @@ impl SessionHost {
             board: Mutex::new(PromptBoard::default()),
             next_viewer: AtomicU64::new(1),
             watchers: Mutex::new(HashMap::new()),
+            ports: Mutex::new(Vec::new()),
         });
         panel_feed::spawn(host.clone(), host.feed.clone());
         spawn_trim(&host);
