@@ -637,3 +637,41 @@ fn a_server_inside_is_published_on_the_hosts_loopback_and_unpublished() {
     );
     ws.assert_nothing_left();
 }
+
+/// The profile's `publish = ["HOST_PORT:PORT"]`: published at every start without a command,
+/// shown by `lazaret port list`, ended with the Domain.
+#[test]
+fn the_profiles_published_ports_come_with_the_domain() {
+    let dev = Dev::get();
+    let host_port = free_port();
+    let ws = dev.workspace("port-profile").with_profile(
+        "web",
+        &format!(
+            "[profiles.web]\n{BASE}[profiles.web.network]\npublish = [\"{host_port}:8000\"]\n"
+        ),
+    );
+    let page = ws.path.join("index.txt");
+    std::fs::write(&page, "published at start\n").expect("page");
+    let _ = nix::unistd::chown(&page, Some(nix::unistd::Uid::from_raw(dev.uid)), None);
+    let server = ws.spawn(&[
+        "sh",
+        "-c",
+        &format!(
+            "python3 -m http.server 8000 --bind 127.0.0.1 --directory /workspace >/dev/null 2>&1 & {}; kill $!",
+            support::HOLD
+        ),
+    ]);
+    let body = wait_for(Duration::from_secs(60), || {
+        host_get("127.0.0.1", host_port, "/index.txt")
+    });
+    assert_eq!(body.as_deref(), Some("published at start\n"));
+    let list = ws.lazaret(&["port", "list", "--json", "--profile", "web"]);
+    let v: serde_json::Value = serde_json::from_str(&list.stdout).expect("JSON");
+    assert_eq!(v["ports"][0]["host_port"], host_port, "{list:?}");
+    ws.release();
+    let done = support::finish(server);
+    assert_eq!(done.code, Some(0), "{done:?}");
+    ws.wait_torn_down();
+    assert_eq!(host_get("127.0.0.1", host_port, "/index.txt"), None);
+    ws.assert_nothing_left();
+}

@@ -27,4 +27,7 @@ pub struct DomainView {
     pub sessions: Vec<(String, Vec<String>)>,
     pub anchors: Vec<AnchorSize>,
     pub failures: Vec<String>,
+    /// Ports of the sandbox published on the host (`lazaret port publish`).
+    #[serde(default)]
+    pub ports: Vec<crate::messages::PublishedPort>,
 }

@@ -100,6 +100,18 @@ pub struct RawNetwork {
     /// `host.lazaret.internal`.
     #[serde(default)]
     pub host_services: Vec<Spanned<String>>,
+    /// Ports of the sandbox published on the host's loopback at every start: `3000` or
+    /// `"18000:8000"` (HOST_PORT:PORT).
+    #[serde(default)]
+    pub publish: Vec<Spanned<RawPublish>>,
+}
+
+/// One entry of `publish`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum RawPublish {
+    Port(i64),
+    Mapping(String),
 }
 
 /// `[[profiles.NAME.auto_approve]]`.

@@ -78,6 +78,24 @@ pub fn policy(c: &mut Check<'_>, raw: &RawNetwork) -> NetworkPolicy {
         }
     }
     policy.host_services.sort();
+    for entry in &raw.publish {
+        let parsed = match entry.get_ref() {
+            super::file::RawPublish::Port(n) => u16::try_from(*n)
+                .ok()
+                .filter(|p| *p > 0)
+                .map(|p| (p, p))
+                .ok_or_else(|| format!("{n} is not a port (1 to 65535)")),
+            super::file::RawPublish::Mapping(s) => crate::cli::port::parse_ports(s),
+        };
+        match parsed {
+            Ok(p) if policy.publish.iter().any(|q| q.0 == p.0) => c.error(
+                Some(&entry.span()),
+                format!("network publish: host port {} is published twice", p.0),
+            ),
+            Ok(p) => policy.publish.push(p),
+            Err(e) => c.error(Some(&entry.span()), format!("network publish: {e}")),
+        }
+    }
     policy.allow.extend(allow.iter().map(|a| a.value));
     policy
         .deny

@@ -926,3 +926,34 @@ fn idle_after_is_a_profile_setting_inherited_checked_and_out_of_the_fingerprint_
     let e = load(&format!("{HEAD}[profiles.p.activity]\nbusy_after = 3\n"));
     assert!(e.is_err_and(|e| e.contains("busy_after")));
 }
+
+#[test]
+fn host_services_and_published_ports() {
+    let net = |body: &str| format!("{HEAD}[profiles.p.network]\n{body}");
+    let cfg = ok(&net(
+        "host_services = [\"tcp/5432\", \"udp/8125\", \"tcp/5432\"]\npublish = [3000, \"18000:8000\"]\n",
+    ));
+    let p = get(&cfg, "p");
+    assert_eq!(
+        p.network
+            .host_services
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>(),
+        ["tcp/5432", "udp/8125"]
+    );
+    assert_eq!(p.network.publish, [(3000, 3000), (18000, 8000)]);
+    err_at(
+        &net("host_services = [\"sctp/1\"]\n"),
+        5,
+        &["host_services", "tcp/PORT"],
+    );
+    err_at(&net("host_services = [\"tcp/0\"]\n"), 5, &["host_services"]);
+    err_at(&net("publish = [0]\n"), 5, &["publish", "not a port"]);
+    err_at(&net("publish = [\"x:80\"]\n"), 5, &["publish"]);
+    err_at(
+        &net("publish = [80, \"80:81\"]\n"),
+        5,
+        &["host port 80 is published twice"],
+    );
+}

@@ -170,6 +170,21 @@ fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> an
         server_config,
         uid: nix::unistd::getuid().as_raw(),
     });
+    // The profile's published ports, off the start's path (a podman process each).
+    if !profile.network.publish.is_empty() {
+        let (host, engine) = (endpoint.host.clone(), endpoint.engine.clone());
+        let ports = profile.network.publish.clone();
+        std::thread::spawn(move || {
+            for (host_port, port) in ports {
+                if let Err(e) = host.publish_port(port, host_port, std::net::Ipv4Addr::LOCALHOST) {
+                    engine.report_failure(format!(
+                        "publishing sandbox port {port} on 127.0.0.1:{host_port} (profile \
+                         `publish`): {e}"
+                    ));
+                }
+            }
+        });
+    }
     // Host Escalation: the mailbox is read from the start of the first session on.
     let stop_escalations = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let escalations = {

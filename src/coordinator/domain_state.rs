@@ -48,6 +48,7 @@ pub fn gather(
             .unwrap_or_default(),
         anchors: anchors.unwrap_or_else(|| anchor_sizes(domain, profile)),
         failures: status.map(|s| s.failures).unwrap_or_default(),
+        ports: Vec::new(),
     }
 }
 

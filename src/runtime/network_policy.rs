@@ -150,6 +150,9 @@ pub struct NetworkPolicy {
     /// slirp4netns' gateway [`HOST_LOOPBACK`]; nothing else of the host. Empty: the host's
     /// loopback is not reachable at all (slirp4netns' default).
     pub host_services: Vec<HostService>,
+    /// Ports of the sandbox published on the host's loopback at every start: (host port,
+    /// sandbox port).
+    pub publish: Vec<(u16, u16)>,
 }
 
 /// One port of the host's loopback (`tcp/5432`).
@@ -202,6 +205,7 @@ impl Default for NetworkPolicy {
             deny_names: Vec::new(),
             default_deny: false,
             host_services: Vec::new(),
+            publish: Vec::new(),
         }
     }
 }

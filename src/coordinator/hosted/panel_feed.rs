@@ -75,8 +75,12 @@ pub fn spawn(host: Arc<super::SessionHost>, feed: Arc<Mutex<PanelFeed>>) {
                     }
                     _ => None,
                 };
+                let ports = host.ports();
                 tokio::task::spawn_blocking(move || {
-                    domain_state::gather(&domain, &profile, &fingerprint, containers, sizes)
+                    let mut state =
+                        domain_state::gather(&domain, &profile, &fingerprint, containers, sizes);
+                    state.ports = ports;
+                    state
                 })
                 .await
                 .ok()

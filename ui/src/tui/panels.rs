@@ -289,6 +289,12 @@ fn domain_lines<'a>(app: &App, width: u16) -> Vec<Line<'a>> {
             text,
         ));
     }
+    for p in &d.ports {
+        lines.push(Line::from(vec![
+            label("port"),
+            Span::styled(format!("{}:{} → {}", p.address, p.host_port, p.port), text),
+        ]));
+    }
     if !d.anchors.is_empty() {
         lines.push(Line::styled("State Anchors", theme.style(Role::Title)));
     }

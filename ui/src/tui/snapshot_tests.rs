@@ -374,6 +374,11 @@ fn domain_panel_sessions_anchors_failure() {
             },
         ],
         failures: vec!["sidecar exited: \x1b[31mboom\x1b[0m\x1b]0;owned\x07".into()],
+        ports: vec![lazaret_protocol::messages::PublishedPort {
+            address: std::net::Ipv4Addr::LOCALHOST,
+            host_port: 18000,
+            port: 8000,
+        }],
     };
     // At 36 rows the panel has 9 lines: the second anchor and the failure would be cut off
     // (and the failure wraps onto two lines).
@@ -382,6 +387,7 @@ fn domain_panel_sessions_anchors_failure() {
     assert!(screen_contains(&t, "≥ 1.5 KiB"));
     assert!(screen_contains(&t, "3.5 MiB"));
     assert!(screen_contains(&t, r"\u{1b}[31mboom"));
+    assert!(screen_contains(&t, "port        127.0.0.1:18000 → 8000"));
     insta::assert_snapshot!(t.backend());
 }
 
