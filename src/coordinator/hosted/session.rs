@@ -228,9 +228,10 @@ impl HostedSession {
     }
 
     /// Tells the clients that were attached that the session ended.
-    fn tell_ended(&self, told: Vec<Attachment>) {
+    fn tell_ended(self: &Arc<Self>, told: Vec<Attachment>) {
         let Some(exit) = self.exit() else { return };
         for a in told {
+            a.flush_screen(self);
             a.tell(CoordinatorMessage::SessionExited {
                 session_id: self.id.clone(),
                 status: exit.status,

@@ -261,6 +261,20 @@ impl Attachment {
     pub fn tell(&self, msg: CoordinatorMessage) {
         let _ = self.out.send(Outbound::Message(msg));
     }
+
+    /// Queues the screen's last update now, for an attachment fed screen updates: one held
+    /// back by the rate limit would otherwise come after the session's end is told, and the
+    /// client, detached by then, would never show the session's last output. (The held-back
+    /// one then finds nothing left to send.)
+    pub fn flush_screen(&self, session: &Arc<HostedSession>) {
+        if let Feed::Screen(feed) = &self.feed {
+            let _ = self.out.send(Outbound::Screen {
+                channel: self.channel,
+                session: session.clone(),
+                feed: feed.clone(),
+            });
+        }
+    }
 }
 
 #[cfg(test)]
