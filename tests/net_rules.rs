@@ -61,19 +61,26 @@ fn run_rules(ws: &TestWorkspace) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn a_refused_destination_is_allowed_for_the_running_session_and_revoked_again() {
-    let dev = Dev::get();
+/// The test hosts and a workspace with profile `steer`: the test's resolver, `denied.test`
+/// denied by name, unlisted public destinations refused.
+fn steered(dev: &Dev, tag: &str) -> (TestHosts, TestWorkspace) {
     let hosts = TestHosts::create();
     wait_for(Duration::from_secs(10), || host_fetch(PUBLIC).then_some(()))
         .expect("the public test host answers from the host");
-    let ws = dev.workspace("net-allow").with_profile(
+    let ws = dev.workspace(tag).with_profile(
         "steer",
         &format!(
             "[profiles.steer]\n{BASE}[profiles.steer.network]\nresolvers = [\"{RESOLVER}\"]\n\
              deny_names = [\"denied.test\"]\ndefault = \"deny\"\n"
         ),
     );
+    (hosts, ws)
+}
+
+#[test]
+fn a_refused_destination_is_allowed_for_the_running_session_and_revoked_again() {
+    let dev = Dev::get();
+    let (hosts, ws) = steered(&dev, "net-allow");
     let script = PROBES
         .replace("PUBLIC", PUBLIC)
         .replace("PRIVATE0", PRIVATE[0])
@@ -274,16 +281,7 @@ fn a_refused_destination_is_allowed_for_the_running_session_and_revoked_again() 
 #[test]
 fn the_tui_denials_panel_allows_for_the_run_and_adds_to_the_profile() {
     let dev = Dev::get();
-    let hosts = TestHosts::create();
-    wait_for(Duration::from_secs(10), || host_fetch(PUBLIC).then_some(()))
-        .expect("the public test host answers from the host");
-    let ws = dev.workspace("net-tui").with_profile(
-        "steer",
-        &format!(
-            "[profiles.steer]\n{BASE}[profiles.steer.network]\nresolvers = [\"{RESOLVER}\"]\n\
-             deny_names = [\"denied.test\"]\ndefault = \"deny\"\n"
-        ),
-    );
+    let (hosts, ws) = steered(&dev, "net-tui");
     let dir = ws.path.display().to_string();
     let tmux = Tmux::start(&dev, "net-tui", "t", &dir, 200, 50);
     tmux.type_line(

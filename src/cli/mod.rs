@@ -20,6 +20,7 @@ pub mod run;
 pub mod safe_json;
 pub mod state;
 pub mod state_anchor_ns;
+pub mod this_domain;
 pub mod tui;
 
 use clap::{Parser, Subcommand};

@@ -1,9 +1,7 @@
 //! `lazaret port publish|list|unpublish`: ports of the sandbox published on the host while the
 //! Domain runs (issue #17; see [`crate::network::port_forward`]).
 
-use crate::config::HostConfig;
 use crate::domain::layout::Layout;
-use crate::domain::Domain;
 use anyhow::bail;
 use clap::{Args, Subcommand};
 use lazaret_client::connection::{self, DomainAddress};
@@ -176,13 +174,9 @@ fn shown(p: &PublishedPort) -> String {
 
 /// The running Domain of this workspace and profile.
 fn running(layout: &Layout, profile: Option<&str>) -> anyhow::Result<DomainAddress> {
-    let config = HostConfig::load(layout)?;
-    let profile = config.profile(profile)?;
-    let cwd = std::env::current_dir()?;
-    let domain = Domain::resolve(layout, &profile.name, &cwd)?;
-    let status =
-        crate::coordinator::status::DomainStatus::read(&crate::coordinator::paths::status(&domain));
-    if !status.is_some_and(|s| lazaret_client::locate::coordinator_runs(s.coordinator_pid)) {
+    let this = crate::cli::this_domain::this_domain(layout, profile)?;
+    let (profile, domain) = (this.profile, this.domain);
+    if !this.running {
         bail!(
             "no running Domain for {} with profile {}: ports are published while it runs \
              (start one with `lazaret run` or `lazaret tui`)",

@@ -158,62 +158,55 @@ fn whole_policy(net: &NetworkPolicy) -> Table {
     t
 }
 
-/// Appends `item` to the list `key`: to the file's own list when it has one (its layout
-/// kept), else a new list of what the profile has now (`current`, inherited or default) and
-/// `item`.
+/// The list `key` of the table: the file's own when it has one (its layout kept), else a new
+/// one holding `initial` (what the profile has now: inherited or default).
+fn list_mut<'t>(
+    table: &'t mut dyn toml_edit::TableLike,
+    key: &str,
+    initial: &[String],
+) -> Result<&'t mut Array, String> {
+    if table.get(key).is_none() {
+        let list: Array = initial.iter().map(String::as_str).collect();
+        table.insert(key, Item::Value(Value::Array(list)));
+    }
+    table
+        .get_mut(key)
+        .and_then(Item::as_array_mut)
+        .ok_or_else(|| format!("`{key}` is not a list"))
+}
+
+/// Appends `item` to the list `key` (see [`list_mut`]).
 fn push(
     table: &mut dyn toml_edit::TableLike,
     key: &str,
     current: &[String],
     item: &str,
 ) -> Result<(), String> {
-    match table.get_mut(key) {
-        Some(existing) => {
-            let list = existing
-                .as_array_mut()
-                .ok_or_else(|| format!("`{key}` is not a list"))?;
-            list.push(item);
-        }
-        None => {
-            let mut list: Array = current.iter().map(String::as_str).collect();
-            list.push(item);
-            table.insert(key, Item::Value(Value::Array(list)));
-        }
-    }
+    list_mut(table, key, current)?.push(item);
     Ok(())
 }
 
-/// Takes `pattern` out of the list `key` (the file's own, or a new one holding `kept`).
+/// Takes `pattern` out of the list `key` (see [`list_mut`]; a new one holds `kept`).
 fn remove(
     table: &mut dyn toml_edit::TableLike,
     key: &str,
     kept: &[String],
     pattern: &NamePattern,
 ) -> Result<(), String> {
-    match table.get_mut(key) {
-        Some(existing) => {
-            let list = existing
-                .as_array_mut()
-                .ok_or_else(|| format!("`{key}` is not a list"))?;
-            list.retain(|v| {
-                v.as_str()
-                    .is_none_or(|s| NamePattern::parse(s).map_or(true, |p| p != *pattern))
-            });
-            // The new first item of a one-line list keeps no space after the bracket.
-            if let Some(first) = list.get_mut(0) {
-                let decor = first.decor_mut();
-                let inline = decor
-                    .prefix()
-                    .and_then(|p| p.as_str())
-                    .is_some_and(|p| !p.contains('\n'));
-                if inline {
-                    decor.set_prefix("");
-                }
-            }
-        }
-        None => {
-            let list: Array = kept.iter().map(String::as_str).collect();
-            table.insert(key, Item::Value(Value::Array(list)));
+    let list = list_mut(table, key, kept)?;
+    list.retain(|v| {
+        v.as_str()
+            .is_none_or(|s| NamePattern::parse(s).map_or(true, |p| p != *pattern))
+    });
+    // The new first item of a one-line list keeps no space after the bracket.
+    if let Some(first) = list.get_mut(0) {
+        let decor = first.decor_mut();
+        let inline = decor
+            .prefix()
+            .and_then(|p| p.as_str())
+            .is_some_and(|p| !p.contains('\n'));
+        if inline {
+            decor.set_prefix("");
         }
     }
     Ok(())

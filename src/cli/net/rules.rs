@@ -90,14 +90,9 @@ struct Running {
 }
 
 fn running(layout: &Layout, profile: Option<&str>) -> anyhow::Result<Running> {
-    let config = HostConfig::load(layout)?;
-    let profile = config.profile(profile)?;
-    let cwd = std::env::current_dir()?;
-    let domain = Domain::resolve(layout, &profile.name, &cwd)?;
-    let status =
-        crate::coordinator::status::DomainStatus::read(&crate::coordinator::paths::status(&domain));
-    let alive = status.is_some_and(|s| lazaret_client::locate::coordinator_runs(s.coordinator_pid));
-    if !alive || !status_dir(&domain).join("ready").exists() {
+    let this = crate::cli::this_domain::this_domain(layout, profile)?;
+    let (profile, domain) = (this.profile, this.domain);
+    if !this.running || !status_dir(&domain).join("ready").exists() {
         bail!(
             "no running Domain for {} with profile {}: rules for a run need the run (start one \
              with `lazaret run` or `lazaret tui`; to allow it for every run, add it to the \
@@ -241,15 +236,14 @@ pub fn revoke(layout: &Layout, args: &RevokeArgs) -> anyhow::Result<i32> {
 }
 
 pub fn rules(layout: &Layout, args: &RulesArgs) -> anyhow::Result<i32> {
-    let config = HostConfig::load(layout)?;
-    let profile = config.profile(args.profile.as_deref())?;
-    let cwd = std::env::current_dir()?;
-    let domain = Domain::resolve(layout, &profile.name, &cwd)?;
-    let dir = status_dir(&domain);
+    let this = crate::cli::this_domain::this_domain(layout, args.profile.as_deref())?;
+    let profile = this.profile;
+    let dir = status_dir(&this.domain);
     // A stopped Domain's last run left its file; only a running one's rules are in force.
-    let run = match running(layout, args.profile.as_deref()) {
-        Ok(_) => run_rules_store::load(&dir)?,
-        Err(_) => RunRules::default(),
+    let run = if this.running && dir.join("ready").exists() {
+        run_rules_store::load(&dir)?
+    } else {
+        RunRules::default()
     };
     let n = &profile.network;
     let default = if n.default_deny { "deny" } else { "allow" };
