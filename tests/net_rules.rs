@@ -330,6 +330,10 @@ fn the_tui_denials_panel_allows_for_the_run_and_adds_to_the_profile() {
     tmux.wait_screen("t", "the allowed message", |s| {
         s.contains(&format!("allowed {public_target} for this run"))
     });
+    // The row says so once the coordinator's next Domain state comes (every 3 s).
+    tmux.wait_screen("t", "the row marked allowed", |s| {
+        s.contains(&format!("{public_target} allowed for this run"))
+    });
     // The private host: asked first.
     tmux.keys("t", "/");
     tmux.key("t", "BSpace");

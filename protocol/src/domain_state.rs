@@ -30,4 +30,7 @@ pub struct DomainView {
     /// Ports of the sandbox published on the host (`lazaret port publish`).
     #[serde(default)]
     pub ports: Vec<crate::messages::PublishedPort>,
+    /// Destinations allowed for this run (`lazaret net allow`): `ADDR`, `ADDR:PORT`, `NAME`.
+    #[serde(default)]
+    pub run_allowed: Vec<String>,
 }

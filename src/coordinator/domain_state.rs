@@ -49,6 +49,11 @@ pub fn gather(
         anchors: anchors.unwrap_or_else(|| anchor_sizes(domain, profile)),
         failures: status.map(|s| s.failures).unwrap_or_default(),
         ports: Vec::new(),
+        run_allowed: crate::runtime::run_rules_store::load(&crate::runtime::sidecar::status_dir(
+            domain,
+        ))
+        .map(|r| r.allow.iter().map(|x| x.target.to_string()).collect())
+        .unwrap_or_default(),
     }
 }
 

@@ -154,7 +154,7 @@ fn hear(
     let now = now_unix_ms();
     let mut events = Vec::new();
     let message = match heard {
-        Heard::Message(m) => m,
+        Heard::Message(m) => *m,
         Heard::Gone(why) => {
             f.listening = false;
             tracing::debug!(domain = %f.domain.domain_id, "events: connection ended: {why}");

@@ -12,7 +12,7 @@ pub const LABEL: &str = "events";
 /// What a watching task reports, with the key of its Domain.
 #[derive(Debug)]
 pub enum Heard {
-    Message(CoordinatorMessage),
+    Message(Box<CoordinatorMessage>),
     /// The connection ended (or could not be made): why.
     Gone(String),
 }
@@ -45,7 +45,10 @@ async fn follow(
         match conn.next().await {
             Ok(CoordinatorMessage::Shutdown { reason }) => return reason,
             Ok(m) => {
-                if tx.send((key.to_owned(), Heard::Message(m))).is_err() {
+                if tx
+                    .send((key.to_owned(), Heard::Message(Box::new(m))))
+                    .is_err()
+                {
                     conn.close().await;
                     return "no longer watched".into();
                 }

@@ -49,6 +49,19 @@ pub fn target_of(e: &DenialEntry) -> String {
     }
 }
 
+/// Whether the developer allowed `e`'s destination for this run since it was refused
+/// (`run`: the run's rules as the coordinator reports them).
+pub fn allowed_now(run: &[String], e: &DenialEntry) -> bool {
+    let target = target_of(e);
+    run.iter().any(|r| match (&e.name, r.strip_prefix("*.")) {
+        (Some(name), Some(suffix)) => name
+            .to_ascii_lowercase()
+            .ends_with(&format!(".{}", suffix.to_ascii_lowercase())),
+        (Some(name), None) => name.eq_ignore_ascii_case(r),
+        (None, _) => *r == target || *r == e.address.to_string(),
+    })
+}
+
 impl App {
     /// The selected denial (clamped to what is shown).
     pub fn selected_denial(&self) -> Option<&DenialEntry> {

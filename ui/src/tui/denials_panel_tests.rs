@@ -172,3 +172,30 @@ fn saving_shows_the_exact_lines_before_writing_them() {
         Some("allowed registry.example.org for this run")
     );
 }
+
+#[test]
+fn a_destination_allowed_for_the_run_says_so_instead_of_its_rule() {
+    let mut app = app();
+    app.domain.run_allowed = vec!["198.51.100.7:443".into(), "*.example.org".into()];
+    let f = test_frame::frame_as_is(&mut app, 200, 40);
+    assert!(f.contains("198.51.100.7:443 allowed for this run"), "{f}");
+    assert!(
+        f.contains("registry.example.org allowed for this run"),
+        "{f}"
+    );
+    assert!(
+        f.contains("10.99.0.1:18080 deny 10.0.0.0/8 (default)"),
+        "{f}"
+    );
+    let e = entry([10, 99, 0, 1], 18080, None);
+    assert!(
+        allowed_now(&["10.99.0.1".into()], &e),
+        "an address rule covers every port"
+    );
+    assert!(!allowed_now(&["10.99.0.1:80".into()], &e));
+    let n = entry([0, 0, 0, 0], 53, Some("example.org"));
+    assert!(
+        !allowed_now(&["*.example.org".into()], &n),
+        "a wildcard is strictly below"
+    );
+}

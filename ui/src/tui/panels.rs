@@ -332,7 +332,7 @@ fn domain_state(frame: &mut Frame<'_>, app: &App, area: Rect) {
 }
 
 fn network_denials(frame: &mut Frame<'_>, app: &App, area: Rect) {
-    use super::denials_panel::{shown as shown_denials, target_of, ConfirmStep};
+    use super::denials_panel::{allowed_now, shown as shown_denials, target_of, ConfirmStep};
     let theme = &app.settings.theme;
     let shown = shown_denials(&app.denials, &app.denial_filter);
     let focused = app.focus == Focus::Denials;
@@ -391,7 +391,11 @@ fn network_denials(frame: &mut Frame<'_>, app: &App, area: Rect) {
                 format!("{:<4} {dest} ", e.protocol),
                 theme.style(Role::Text),
             ),
-            Span::styled(escape::visible(&e.rule), theme.style(Role::Dim)),
+            if allowed_now(&app.domain.run_allowed, e) {
+                Span::styled("allowed for this run", theme.style(Role::HelpKey))
+            } else {
+                Span::styled(escape::visible(&e.rule), theme.style(Role::Dim))
+            },
         ]));
     }
     let title = if shown.len() == app.denials.len() {

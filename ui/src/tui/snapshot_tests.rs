@@ -379,6 +379,7 @@ fn domain_panel_sessions_anchors_failure() {
             host_port: 18000,
             port: 8000,
         }],
+        run_allowed: Vec::new(),
     };
     // At 36 rows the panel has 9 lines: the second anchor and the failure would be cut off
     // (and the failure wraps onto two lines).
