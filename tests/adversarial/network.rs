@@ -1073,3 +1073,62 @@ ask(\"dns\", [b\"denied\", b\"test\"])
     ws.assert_nothing_left();
     drop(hosts);
 }
+
+/// Attack (issue #17): the agent looks for the controls the developer steers its network with
+/// — the run's allow rules, their acknowledgement, the denial ledger — to write its own rules,
+/// and tries to reach the port the developer published on the host from inside, through the
+/// host's loopback (slirp4netns' gateway) and the sandbox's own. Expected: none of the files
+/// exists anywhere in the sandbox; the published port answers on the host only; the gateway is
+/// refused (and recorded), the sandbox's own loopback has nothing there.
+#[test]
+fn the_run_rules_are_out_of_reach_and_a_published_port_does_not_lead_back_in() {
+    let dev = Dev::get();
+    let ws = dev.workspace("steer-attack");
+    let host_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port");
+    put(
+        &ws,
+        "probe.sh",
+        &format!(
+            "found=$(find / -xdev \\( -name run-rules.json -o -name run-rules.applied -o -name 'denials*.jsonl' \\) 2>/dev/null | head -3); \
+             echo files=${{found:-none}}; \
+             python3 -m http.server 8000 --bind 127.0.0.1 --directory /workspace >/dev/null 2>&1 & \
+             while [ ! -e /workspace/.published ]; do sleep 0.1; done; \
+             curl -sS -m 5 -o /dev/null http://10.0.2.2:{host_port}/ 2>/dev/null && echo gateway=open || echo gateway=refused; \
+             curl -sS -m 5 -o /dev/null http://127.0.0.1:{host_port}/ 2>/dev/null && echo own=open || echo own=refused; \
+             kill $!; sleep 1.5"
+        ),
+    );
+    let session = ws.spawn(&["sh", "/workspace/probe.sh"]);
+    let published = wait_for(Duration::from_secs(60), || {
+        let r = ws.lazaret(&["port", "publish", &format!("{host_port}:8000")]);
+        (r.code == Some(0)).then_some(())
+    });
+    assert!(published.is_some(), "the port was published");
+    // Control: the published port answers on the host.
+    let answered = wait_for(Duration::from_secs(30), || {
+        std::net::TcpStream::connect(("127.0.0.1", host_port))
+            .ok()
+            .map(|_| ())
+    });
+    assert!(answered.is_some(), "the published port answers on the host");
+    let mark = ws.path.join(".published");
+    std::fs::write(&mark, "").expect("mark");
+    let _ = nix::unistd::chown(&mark, Some(nix::unistd::Uid::from_raw(dev.uid)), None);
+    let r = support::finish(session);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert_eq!(
+        lines(&r),
+        ["files=none", "gateway=refused", "own=refused"],
+        "{r:?}"
+    );
+    let d = denials(&ws, None);
+    assert!(
+        d.iter()
+            .any(|e| e["address"] == "10.0.2.2" && e["port"] == host_port),
+        "the gateway attempt is in the ledger: {d:?}"
+    );
+    ws.assert_nothing_left();
+}
