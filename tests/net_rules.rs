@@ -152,6 +152,12 @@ fn a_refused_destination_is_allowed_for_the_running_session_and_revoked_again() 
         "steer",
     ]);
     assert_eq!(private.code, Some(0), "{private:?}");
+    assert!(
+        private
+            .stderr
+            .contains("warning: 10.99.0.1 is in 10.0.0.0/8"),
+        "{private:?}"
+    );
     assert_eq!(
         run_rules(&ws),
         [format!("{PUBLIC}:{PORT}"), PRIVATE[0].to_owned()]

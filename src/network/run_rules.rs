@@ -118,6 +118,16 @@ impl Target {
             .map_err(TargetError::Syntax)
     }
 
+    /// The default-denied range its address is in (private, link-local, CGNAT, `0/8`).
+    pub fn private_range(&self) -> Option<crate::runtime::network_policy::Ipv4Prefix> {
+        let addr = match self {
+            Target::Address(a) | Target::Port(a, _) => *a,
+            Target::Name(_) => return None,
+        };
+        let one = crate::runtime::network_policy::Ipv4Prefix { addr, len: 32 };
+        DEFAULT_DENY.iter().find(|p| p.contains(&one)).copied()
+    }
+
     /// Whether the developer may allow it: `private` is the explicit `--private`.
     pub fn check(&self, private: bool) -> Result<(), TargetError> {
         let addr = match self {
@@ -143,8 +153,7 @@ impl Target {
                 "is a multicast, broadcast or reserved address",
             ));
         }
-        let one = crate::runtime::network_policy::Ipv4Prefix { addr, len: 32 };
-        match DEFAULT_DENY.iter().find(|p| p.contains(&one)) {
+        match self.private_range() {
             Some(range) if !private => Err(TargetError::NeedsPrivate(addr, range.to_string())),
             _ => Ok(()),
         }

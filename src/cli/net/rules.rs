@@ -156,6 +156,13 @@ pub fn allow(layout: &Layout, args: &AllowArgs) -> anyhow::Result<i32> {
         save::write(prepared)?;
         tracing::info!(target = %shown, file = %prepared.shown, %profile, "network rule added to the profile");
     }
+    // The developer said --private: they are told once more what it opens.
+    if let Some(range) = target.private_range() {
+        eprintln!(
+            "lazaret: warning: {shown} is in {range} (private networks, cloud metadata, \
+             carrier-internal hosts): the sandbox can now reach it"
+        );
+    }
     let mut out = std::io::stdout().lock();
     if args.json {
         let saved = match &saving {

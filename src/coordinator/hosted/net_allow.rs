@@ -84,6 +84,7 @@ pub fn allow_destination(
             },
         };
     }
+    let target_range = target.private_range();
     let now = crate::runtime::denial_ledger::unix_now();
     let added = match run_rules_store::change(&status_dir(domain), |r| r.allow(target, now)) {
         Ok(added) => added,
@@ -95,6 +96,11 @@ pub fn allow_destination(
     } else {
         format!("{shown} was allowed for this run already")
     };
+    if let Some(range) = target_range {
+        message.push_str(&format!(
+            " (in {range}: the sandbox can now reach your network there)"
+        ));
+    }
     let mut lines = Vec::new();
     if let Some(Some(p)) = prepared {
         if let Err(e) = save::write(&p) {
