@@ -14,8 +14,8 @@
 
 use std::io::{self, BufRead, Write};
 use std::net::{Ipv4Addr, Shutdown, SocketAddrV4, TcpListener, TcpStream};
-use std::os::fd::AsFd;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::os::fd::{AsFd, AsRawFd};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Connections served at once; more wait in the listen queue.
@@ -32,16 +32,28 @@ pub fn serve(listen: SocketAddrV4, netns_pid: u32, port: u16) -> anyhow::Result<
     };
     println!("ready");
     io::stdout().flush()?;
-    // The coordinator holds our stdin: its end (or `unpublish`) ends us.
-    std::thread::spawn(|| {
-        let mut sink = String::new();
-        while io::stdin().lock().read_line(&mut sink).is_ok_and(|n| n > 0) {
-            sink.clear();
-        }
-        std::process::exit(0);
-    });
+    // The coordinator holds our stdin: its end (or `unpublish`) ends us — the listener is shut
+    // down, which wakes the accept below, and the process returns (its connections with it).
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        let fd = listener.as_raw_fd();
+        std::thread::spawn(move || {
+            let mut sink = String::new();
+            while io::stdin().lock().read_line(&mut sink).is_ok_and(|n| n > 0) {
+                sink.clear();
+            }
+            stop.store(true, Ordering::SeqCst);
+            // SAFETY: shutdown(2) on the listener's descriptor, open until `serve` returns,
+            // which happens only after the accept below has seen this.
+            unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
+        });
+    }
     let active = Arc::new(AtomicUsize::new(0));
     for conn in listener.incoming() {
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
         let Ok(outside) = conn else { continue };
         if active.load(Ordering::SeqCst) >= MAX_CONNECTIONS {
             let _ = outside.shutdown(Shutdown::Both);
