@@ -20,3 +20,4 @@ pub mod state;
 pub mod terminal;
 #[cfg(test)]
 pub mod test_rng;
+pub mod utc;

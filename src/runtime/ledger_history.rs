@@ -26,7 +26,7 @@ pub fn history_dir(domain_root: &Path) -> PathBuf {
 /// A run ID: its start in UTC and a random suffix, so IDs sort by start
 /// (`20261205T105300Z-3fa9`).
 pub fn run_id(unix_secs: u64, random: u16) -> String {
-    let t = crate::cli::net::utc(unix_secs);
+    let t = crate::utc::utc(unix_secs);
     let compact: String = t
         .chars()
         .filter(|c| c.is_ascii_digit() || *c == ' ')

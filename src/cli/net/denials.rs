@@ -7,6 +7,8 @@ use crate::runtime::denial_ledger::{self, DenialEntry};
 use crate::runtime::ledger_history;
 use crate::runtime::sidecar::status_dir;
 use crate::terminal::escape;
+use crate::utc::days_from_civil;
+pub use crate::utc::utc;
 use clap::Args;
 use std::io::Write;
 use std::time::Duration;
@@ -249,17 +251,6 @@ fn started(run: &str) -> u64 {
     u64::try_from(days * 86_400 + n(8..10) * 3600 + n(10..12) * 60 + n(12..14)).unwrap_or(0)
 }
 
-/// Days since 1970-01-01 of a civil date (the inverse of [`utc`]'s).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
 /// `--since`: `30m`/`2h`/`1d`/`45s` ago, Unix seconds, or `YYYY-MM-DD[ HH:MM[:SS]]` (UTC).
 pub fn parse_since(text: &str, now: u64) -> Result<u64, String> {
     let t = text.trim();
@@ -349,28 +340,6 @@ fn shown(s: &str) -> String {
     out
 }
 
-/// `YYYY-MM-DD HH:MM:SS` of Unix seconds (UTC), without a date crate for ten lines.
-pub fn utc(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
 #[cfg(test)]
 mod tests {
     #[test]
@@ -394,13 +363,6 @@ mod tests {
             assert!(super::parse_since(bad, now).is_err(), "{bad}");
         }
         assert_eq!(super::started("20261118T110640Z-3fa9"), now);
-    }
-
-    #[test]
-    fn utc_formats_known_instants() {
-        assert_eq!(super::utc(0), "1970-01-01 00:00:00");
-        assert_eq!(super::utc(1_795_000_000), "2026-11-18 11:06:40");
-        assert_eq!(super::utc(951_782_400), "2000-02-29 00:00:00");
     }
 
     /// A refused name is chosen by the sandbox: control bytes in it reach the terminal escaped,
