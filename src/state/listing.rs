@@ -207,9 +207,27 @@ pub fn current_upper(anchor_dir: &Path) -> (PathBuf, Option<u64>) {
 /// Side-effect free (the lock is not taken). None when the file or `/proc/locks` is missing.
 pub fn lock_holder(lock: &Path) -> Option<String> {
     let st = nix::sys::stat::lstat(lock).ok()?;
-    let locks = std::fs::read_to_string("/proc/locks").ok()?;
-    let pid = parse_proc_locks(&locks, st.st_dev, st.st_ino)?;
+    let pid = proc_locks_holder(st.st_dev, st.st_ino)?;
     Some(format!("lifecycle lock held by pid {pid}"))
+}
+
+/// The pid in `/proc/locks` holding a lock on `(dev, ino)`. The kernel lists the file a page
+/// per `read(2)`, resuming by record number, so a lock taken or dropped by another process
+/// between two pages shifts the list and a held lock can be skipped. A miss counts only once
+/// two whole listings in a row agree (the list held still) — at most five listings.
+fn proc_locks_holder(dev: u64, ino: u64) -> Option<u32> {
+    let mut previous: Option<String> = None;
+    for _ in 0..5 {
+        let text = std::fs::read_to_string("/proc/locks").ok()?;
+        if let Some(pid) = parse_proc_locks(&text, dev, ino) {
+            return Some(pid);
+        }
+        if previous.as_deref() == Some(text.as_str()) {
+            return None;
+        }
+        previous = Some(text);
+    }
+    None
 }
 
 /// The pid holding a lock on inode `ino` of device `dev` in `/proc/locks` text. The device

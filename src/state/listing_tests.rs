@@ -286,3 +286,36 @@ fn metadata_naming_another_domain_is_a_problem() -> anyhow::Result<()> {
     );
     Ok(())
 }
+
+#[test]
+fn a_held_lock_is_seen_while_other_locks_come_and_go() -> anyhow::Result<()> {
+    let t = tempfile::tempdir()?;
+    let lock = LifecycleLock::try_acquire(t.path())?;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let churn_dir = tempfile::tempdir()?;
+    for d in 0..200 {
+        std::fs::create_dir_all(churn_dir.path().join(d.to_string()))?;
+    }
+    let churn = {
+        let (stop, dir) = (stop.clone(), churn_dir.path().to_path_buf());
+        std::thread::spawn(move || -> anyhow::Result<()> {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let held: Vec<_> = (0..200)
+                    .map(|i| LifecycleLock::try_acquire(&dir.join(i.to_string())))
+                    .collect::<Result<_, _>>()?;
+                drop(held);
+            }
+            Ok(())
+        })
+    };
+    let misses = (0..500)
+        .filter(|_| lock_holder(&t.path().join(LOCK_FILE)).is_none())
+        .count();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    churn
+        .join()
+        .map_err(|_| anyhow::anyhow!("churn thread panicked"))??;
+    drop(lock);
+    assert_eq!(misses, 0, "the held lock was missed while others changed");
+    Ok(())
+}
