@@ -121,7 +121,10 @@ fn serialize_policy<S: serde::Serializer>(p: &NetworkPolicy, s: S) -> Result<S::
     st.serialize_field("resolvers", &resolvers)?;
     st.serialize_field("allow_names", &p.allow_names)?;
     st.serialize_field("deny_names", &p.deny_names)?;
-    st.serialize_field("default", if p.default_deny { "deny" } else { "allow" })?;
+    st.serialize_field("default", p.default_word())?;
+    if let Some(secs) = p.ask_timeout {
+        st.serialize_field("ask_timeout", &secs)?;
+    }
     let allow: Vec<String> = p.allow.iter().map(ToString::to_string).collect();
     let deny: Vec<String> = p.deny.iter().map(ToString::to_string).collect();
     st.serialize_field("allow", &allow)?;

@@ -75,6 +75,15 @@ pub enum LinkEvent {
         save: SaveStep,
         answer: lazaret_protocol::messages::AllowAnswer,
     },
+    /// What became of [`DomainLink::deny_destination`] (`answer.lines` stays empty).
+    DestinationDenied {
+        target: String,
+        answer: lazaret_protocol::messages::AllowAnswer,
+    },
+    /// What the Domain's sidecar holds under `default = "ask"`, waiting for the developer
+    /// (oldest first; the whole list each time it changes). Targets were chosen by the
+    /// sandbox: show them escaped.
+    Held(Vec<lazaret_protocol::held::HeldEntry>),
     /// What the host observed of a session's activity (for a control centre).
     Activity {
         session: SessionId,
@@ -112,6 +121,7 @@ enum Cmd {
     Looked(SessionId),
     Decide(String, Decision),
     AllowDestination(String, bool, SaveStep),
+    DenyDestination(String),
     Close,
 }
 
@@ -261,6 +271,12 @@ impl DomainLink {
         self.send(Cmd::AllowDestination(target, private, save));
     }
 
+    /// Refuses a destination for the Domain's run (`lazaret net deny`; the answer "no" to a held
+    /// connection); answered by [`LinkEvent::DestinationDenied`].
+    pub fn deny_destination(&self, target: String) {
+        self.send(Cmd::DenyDestination(target));
+    }
+
     /// Closes the connection (every attached session is detached, and runs on); the task
     /// ends once the close went out ([`DomainLink::closed`]).
     pub fn close(&self) {
@@ -273,6 +289,37 @@ impl DomainLink {
         if let Some(t) = task {
             let _ = t.await;
         }
+    }
+}
+
+/// What the commands given to an [`DomainLink::unconnected`] link would send.
+pub struct LinkProbe(mpsc::UnboundedReceiver<Cmd>);
+
+impl LinkProbe {
+    /// The next request sent so far, if any (input and closing send none).
+    pub fn next_request(&mut self) -> Option<ClientMessage> {
+        let mut routes = Routes::default();
+        loop {
+            let cmd = self.0.try_recv().ok()?;
+            if let Some(msg) = request(&mut routes, cmd) {
+                return Some(msg);
+            }
+        }
+    }
+}
+
+impl DomainLink {
+    /// A link without a connection whose commands are only recorded, as the requests they
+    /// would send: for a front end's tests.
+    #[doc(hidden)]
+    pub fn unconnected(address: DomainAddress) -> (DomainLink, LinkProbe) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let link = DomainLink {
+            address,
+            tx,
+            task: std::sync::Mutex::new(None),
+        };
+        (link, LinkProbe(rx))
     }
 }
 
@@ -364,6 +411,20 @@ async fn command(
     routes: &mut Routes,
     cmd: Cmd,
 ) -> Result<(), FrameError> {
+    if let Cmd::Input(session, bytes) = &cmd {
+        if let Some(ch) = routes.by_session.get(session.as_str()) {
+            framing::send_data(c, *ch, bytes).await?;
+        }
+        return Ok(());
+    }
+    match request(routes, cmd) {
+        Some(msg) => framing::send(c, &msg).await,
+        None => Ok(()),
+    }
+}
+
+/// The request a command sends (none for input, which goes as data, and for close).
+fn request(routes: &mut Routes, cmd: Cmd) -> Option<ClientMessage> {
     let msg = match cmd {
         Cmd::Start {
             token,
@@ -404,12 +465,7 @@ async fn command(
                 session_id: session,
             }
         }
-        Cmd::Input(session, bytes) => {
-            if let Some(ch) = routes.by_session.get(session.as_str()) {
-                framing::send_data(c, *ch, &bytes).await?;
-            }
-            return Ok(());
-        }
+        Cmd::Input(..) | Cmd::Close => return None,
         Cmd::LayoutHint(session, hint) => ClientMessage::SetLayoutHint {
             session_id: session,
             hint,
@@ -444,9 +500,9 @@ async fn command(
             private,
             save,
         },
-        Cmd::Close => return Ok(()),
+        Cmd::DenyDestination(target) => ClientMessage::DenyDestination { target },
     };
-    framing::send(c, &msg).await
+    Some(msg)
 }
 
 impl Routes {
@@ -567,6 +623,10 @@ async fn message(
             save,
             answer,
         }),
+        CoordinatorMessage::DestinationDenied { target, answer } => {
+            events(LinkEvent::DestinationDenied { target, answer })
+        }
+        CoordinatorMessage::Held { entries } => events(LinkEvent::Held(entries)),
         CoordinatorMessage::Error { message } => events(LinkEvent::Error(message)),
         CoordinatorMessage::Shutdown { reason } => return Some(reason),
         _ => {}

@@ -29,6 +29,7 @@ pub mod domain_state;
 pub mod enrollment;
 pub mod escalation;
 pub mod framing;
+pub mod held;
 pub mod identity;
 pub mod messages;
 pub mod screen;

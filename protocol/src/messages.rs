@@ -228,6 +228,10 @@ pub enum ClientMessage {
         private: bool,
         save: SaveStep,
     },
+    /// Refuses `target` for the Domain's current run (`lazaret net deny`; under `default =
+    /// "ask"`, the answer "no" to a held connection or name). Answered by
+    /// `destination_denied`.
+    DenyDestination { target: String },
     /// Publishes a port of the sandbox on the host (`lazaret port publish`): connections to
     /// `address:host_port` on the host reach `port` on the sandbox's loopback. Answered by
     /// `ports`.
@@ -376,6 +380,14 @@ pub enum CoordinatorMessage {
     Ports {
         ports: Vec<PublishedPort>,
         error: Option<String>,
+    },
+    /// What became of a [`ClientMessage::DenyDestination`] (`lines` stays empty).
+    DestinationDenied { target: String, answer: AllowAnswer },
+    /// What the Domain's sidecar holds under `default = "ask"` (at most
+    /// [`crate::held::MAX_HELD_ENTRIES`], oldest first), sent to control centres and to the
+    /// Domain's `lazaret run` clients when it changes.
+    Held {
+        entries: Vec<crate::held::HeldEntry>,
     },
     /// What became of a [`ClientMessage::AllowDestination`].
     DestinationAllowed {
@@ -629,6 +641,8 @@ fn kind(msg: &CoordinatorMessage) -> &'static str {
         CoordinatorMessage::Escalations { .. } => "escalations",
         CoordinatorMessage::EscalationDecided { .. } => "escalation_decided",
         CoordinatorMessage::DestinationAllowed { .. } => "destination_allowed",
+        CoordinatorMessage::DestinationDenied { .. } => "destination_denied",
+        CoordinatorMessage::Held { .. } => "held",
         CoordinatorMessage::Ports { .. } => "ports",
     }
 }

@@ -86,7 +86,13 @@ fn main() -> ExitCode {
         match wait_signal(&signals, POLL) {
             Ok(None) => {
                 run_rules.poll();
-                ledger.poll();
+                let Some(table) = list_table() else {
+                    continue;
+                };
+                ledger.poll(&table);
+                if let Some(held) = run_rules.held.as_mut() {
+                    held.poll(&table, &run_rules.current);
+                }
             }
             Ok(Some(Signal::SIGCHLD)) => {
                 while let Ok(status) = waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
@@ -128,28 +134,37 @@ struct Ledger {
     full: bool,
 }
 
+/// The policy's table as `nft -j list table` prints it (sets with their elements).
+fn list_table() -> Option<String> {
+    match Command::new(NFT)
+        .args([
+            "-j",
+            "list",
+            "table",
+            "inet",
+            lazaret::runtime::network_policy::TABLE,
+        ])
+        .output()
+    {
+        Ok(out) if out.status.success() => Some(String::from_utf8_lossy(&out.stdout).into_owned()),
+        _ => None,
+    }
+}
+
 impl Ledger {
-    fn poll(&mut self) {
-        use lazaret::runtime::denial_ledger::{append, parse_nft, unix_now, LEDGER};
-        let out = match Command::new(NFT)
-            .args([
-                "-j",
-                "list",
-                "table",
-                "inet",
-                lazaret::runtime::network_policy::TABLE,
-            ])
-            .output()
-        {
-            Ok(out) if out.status.success() => out,
-            _ => return,
-        };
-        let entries = parse_nft(&String::from_utf8_lossy(&out.stdout));
+    fn poll(&mut self, table: &str) {
+        use lazaret::runtime::denial_ledger::{parse_nft, unix_now};
+        let entries = parse_nft(table);
         let lines = self.tracker.update(unix_now(), &entries);
+        self.write(&lines);
+    }
+
+    fn write(&mut self, lines: &[lazaret::runtime::denial_ledger::Denial]) {
+        use lazaret::runtime::denial_ledger::{append, LEDGER};
         if lines.is_empty() || self.full {
             return;
         }
-        match append(&Path::new(DIR).join(LEDGER), &lines) {
+        match append(&Path::new(DIR).join(LEDGER), lines) {
             Ok(true) => {}
             Ok(false) => {
                 eprintln!(
@@ -176,12 +191,17 @@ fn start_dns() -> Result<RunRulesApplier, String> {
     let rules = NameRules::parse(&settings.allow_names, &settings.deny_names)?;
     let listen = std::net::UdpSocket::bind(settings.listen)
         .map_err(|e| format!("listening for DNS on {}: {e}", settings.listen))?;
-    let mode = if settings.default_deny {
-        DefaultMode::Deny
-    } else {
-        DefaultMode::Allow
+    let mut applier = RunRulesApplier::default();
+    let mode = match (settings.default_deny, settings.ask_timeout) {
+        (false, _) => DefaultMode::Allow,
+        (true, None) => DefaultMode::Deny,
+        (true, Some(secs)) => {
+            applier.held = Some(Held::new(secs, lazaret::network::HeldNames::default()));
+            DefaultMode::Ask {
+                timeout: std::time::Duration::from_secs(u64::from(secs)),
+            }
+        }
     };
-    let applier = RunRulesApplier::default();
     let answered = Answered {
         profile: rules.clone(),
         run: applier.names.clone(),
@@ -192,6 +212,9 @@ fn start_dns() -> Result<RunRulesApplier, String> {
         .with_run_allowed(applier.names.clone());
     if let Some((name, addr)) = &settings.host_name {
         proxy = proxy.with_local_name(name, *addr);
+    }
+    if let Some(held) = &applier.held {
+        proxy = proxy.with_held(held.names.clone());
     }
     std::thread::spawn(move || {
         let result = proxy.serve(
@@ -273,6 +296,10 @@ fn add_answered(name: &str, set: &str, records: &[(std::net::Ipv4Addr, u32)]) {
 #[derive(Default)]
 struct RunRulesApplier {
     applied: Option<u64>,
+    /// The rules in force (the last generation applied).
+    current: lazaret::network::run_rules::RunRules,
+    /// Under `default = "ask"`: what is held.
+    held: Option<Held>,
     names: lazaret::network::dns_proxy::RunNames,
     answered: std::sync::Arc<std::sync::Mutex<lazaret::network::run_rules::AnsweredForNames>>,
 }
@@ -307,7 +334,10 @@ impl RunRulesApplier {
         }
         let result = self.apply(&rules);
         let line = match &result {
-            Ok(()) => format!("{} ok\n", rules.generation),
+            Ok(()) => {
+                self.current = rules.clone();
+                format!("{} ok\n", rules.generation)
+            }
             Err(e) => {
                 eprintln!("lazaret-sidecar: applying the run's rules: {e}");
                 format!("{} failed: {e}\n", rules.generation)
@@ -324,7 +354,7 @@ impl RunRulesApplier {
         use lazaret::runtime::network_policy::{RUN_DNS_ALLOWED_SET, TABLE};
         nft_script(&rules.render_nft())?;
         let names = rules.names();
-        let run = NameRules::new(names.clone(), Vec::new())?;
+        let run = NameRules::new(names.clone(), rules.denied_names())?;
         *self.names.write().unwrap_or_else(|p| p.into_inner()) = run;
         let gone = self
             .answered
@@ -390,5 +420,83 @@ fn ledger_name_denial(name: &str, reason: &str) {
     };
     if let Err(e) = append(&Path::new(DIR).join(LEDGER), &[line]) {
         eprintln!("lazaret-sidecar: writing the denial ledger: {e}");
+    }
+}
+
+/// Under `default = "ask"`: what the policy and the DNS forwarder hold, refused when its time
+/// runs out, reported in `held.json` for the host (see `lazaret::network::ask`).
+struct Held {
+    connections: lazaret::network::ask::HeldConnections,
+    names: lazaret::network::HeldNames,
+    /// What `held.json` says now.
+    written: Option<Vec<lazaret_protocol::held::HeldEntry>>,
+    ledger: Ledger,
+}
+
+impl Held {
+    fn new(timeout_secs: u32, names: lazaret::network::HeldNames) -> Held {
+        Held {
+            connections: lazaret::network::ask::HeldConnections::new(timeout_secs),
+            names,
+            written: None,
+            ledger: Ledger::default(),
+        }
+    }
+
+    fn poll(&mut self, table: &str, rules: &lazaret::network::run_rules::RunRules) {
+        use lazaret::network::ask::{HeldFile, EXPIRED_SET, HELD_FILE, HELD_SET};
+        use lazaret::runtime::denial_ledger::{set_elements, unix_now};
+        use lazaret::runtime::network_policy::TABLE;
+        let elements: Vec<_> = set_elements(table, |name| name == HELD_SET)
+            .into_iter()
+            .map(|(_, proto, addr, port, packets)| ((addr, proto, port), packets))
+            .collect();
+        let step = self.connections.update(unix_now(), &elements, rules);
+        let element = |(addr, proto, port): &lazaret::network::ask::HeldKey| {
+            format!("{{ {addr} . {proto} . {port} }}")
+        };
+        let mut script = String::new();
+        for key in step.expired.iter().chain(&step.settled) {
+            script.push_str(&format!(
+                "delete element inet {TABLE} {HELD_SET} {}\n",
+                element(key)
+            ));
+        }
+        for key in &step.expired {
+            script.push_str(&format!(
+                "add element inet {TABLE} {EXPIRED_SET} {}\n",
+                element(key)
+            ));
+        }
+        if !script.is_empty() {
+            if let Err(e) = nft_script(&script) {
+                eprintln!("lazaret-sidecar: settling held connections: {e}");
+            }
+        }
+        self.ledger.write(&step.ledger);
+        let mut held = step.held;
+        held.extend(
+            self.names
+                .snapshot()
+                .into_iter()
+                .map(|n| lazaret_protocol::held::HeldEntry {
+                    target: n.name,
+                    protocol: "dns".to_owned(),
+                    since: n.since_unix,
+                    deadline: n.deadline_unix,
+                    count: n.queries,
+                }),
+        );
+        held.sort_by(|a, b| (a.since, &a.target).cmp(&(b.since, &b.target)));
+        if self.written.as_ref() != Some(&held) {
+            let file = HeldFile { held: held.clone() };
+            match serde_json::to_string(&file) {
+                Ok(text) => match report(HELD_FILE, &text) {
+                    Ok(()) => self.written = Some(held),
+                    Err(e) => eprintln!("lazaret-sidecar: writing {HELD_FILE}: {e}"),
+                },
+                Err(e) => eprintln!("lazaret-sidecar: writing {HELD_FILE}: {e}"),
+            }
+        }
     }
 }

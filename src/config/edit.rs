@@ -153,7 +153,10 @@ fn whole_policy(net: &NetworkPolicy) -> Table {
         );
     }
     if net.default_deny {
-        t.insert("default", toml_edit::value("deny"));
+        t.insert("default", toml_edit::value(net.default_word()));
+    }
+    if let Some(secs) = net.ask_timeout {
+        t.insert("ask_timeout", toml_edit::value(i64::from(secs)));
     }
     t
 }

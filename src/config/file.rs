@@ -94,8 +94,10 @@ pub struct RawNetwork {
     /// DNS names never resolved for the sandbox.
     #[serde(default)]
     pub deny_names: Vec<Spanned<String>>,
-    /// `"allow"` (default) or `"deny"`: public destinations no rule mentions.
+    /// `"allow"` (default), `"deny"` or `"ask"`: public destinations no rule mentions.
     pub default: Option<Spanned<String>>,
+    /// Under `default = "ask"`: how long a held connection waits for the developer, seconds.
+    pub ask_timeout: Option<Spanned<i64>>,
     /// Ports of the host's loopback the sandbox may reach (`"tcp/5432"`), at
     /// `host.lazaret.internal`.
     #[serde(default)]

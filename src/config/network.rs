@@ -144,9 +144,38 @@ fn names(c: &mut Check<'_>, raw: &RawNetwork, policy: &mut NetworkPolicy) {
         match d.get_ref().as_str() {
             "allow" => policy.default_deny = false,
             "deny" => policy.default_deny = true,
+            "ask" => {
+                policy.default_deny = true;
+                policy.ask_timeout = Some(crate::network::ask::DEFAULT_TIMEOUT_SECS);
+            }
             other => c.error(
                 Some(&d.span()),
-                format!("network default: {other:?} is neither \"allow\" nor \"deny\""),
+                format!(
+                    "network default: {other:?} is not \"allow\", \"deny\" or \"ask\" (hold \
+                     the connection and ask the developer)"
+                ),
+            ),
+        }
+    }
+    if let Some(t) = &raw.ask_timeout {
+        let max = crate::network::ask::MAX_TIMEOUT_SECS;
+        match u32::try_from(*t.get_ref()) {
+            Ok(secs) if (1..=max).contains(&secs) => {
+                if policy.ask_timeout.is_some() {
+                    policy.ask_timeout = Some(secs);
+                } else {
+                    c.error(
+                        Some(&t.span()),
+                        "network ask_timeout: only used with default = \"ask\"".to_string(),
+                    );
+                }
+            }
+            _ => c.error(
+                Some(&t.span()),
+                format!(
+                    "network ask_timeout: {} is not a number of seconds from 1 to {max}",
+                    t.get_ref()
+                ),
             ),
         }
     }

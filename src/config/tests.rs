@@ -503,11 +503,44 @@ fn name_rules_resolvers_and_default_are_checked() {
         5,
         &["not an IPv4 address"],
     );
-    err_at(&net("default = \"maybe\"\n"), 5, &["neither"]);
+    err_at(
+        &net("default = \"maybe\"\n"),
+        5,
+        &["is not \"allow\", \"deny\" or \"ask\""],
+    );
     err_at(
         &net("allow_names = [\"x.example\"]\ndeny_names = [\"x.example\"]\n"),
         6,
         &["x.example", "conflicts are refused"],
+    );
+}
+
+#[test]
+fn default_ask_holds_for_its_timeout() {
+    let net = |body: &str| format!("{HEAD}[profiles.p.network]\n{body}");
+    let p = get(&ok(&net("default = \"ask\"\n")), "p");
+    assert!(p.network.default_deny);
+    assert_eq!(p.network.ask_timeout, Some(60));
+    assert_eq!(p.network.default_word(), "ask");
+    let p = get(&ok(&net("default = \"ask\"\nask_timeout = 15\n")), "p");
+    assert_eq!(p.network.ask_timeout, Some(15));
+    err_at(
+        &net("default = \"deny\"\nask_timeout = 15\n"),
+        6,
+        &["ask_timeout", "only used with default = \"ask\""],
+    );
+    for bad in ["0", "601", "-3"] {
+        err_at(
+            &net(&format!("default = \"ask\"\nask_timeout = {bad}\n")),
+            6,
+            &["from 1 to 600"],
+        );
+    }
+    let deny = get(&ok(&net("default = \"deny\"\n")), "p");
+    assert_ne!(
+        deny.fingerprint(),
+        get(&ok(&net("default = \"ask\"\n")), "p").fingerprint(),
+        "the running Domain's policy is part of its fingerprint"
     );
 }
 

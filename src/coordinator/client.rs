@@ -2,7 +2,9 @@
 //! register (FR-10), attach, leave — and noticing when the coordinator goes away.
 
 use super::paths;
-use super::session_api::{Attached, DomainSession, OpenPrompts, Prompter, SessionCommand};
+use super::session_api::{
+    Attached, DomainSession, HeldSink, OpenPrompts, Prompter, SessionCommand,
+};
 use crate::domain::Domain;
 use crate::terminal::cancel::Cancel;
 use anyhow::{bail, Context};
@@ -29,6 +31,8 @@ pub struct ClientSession {
     pub session_id: SessionId,
     pub client_cli_id: ComponentId,
     session_anchor: lazaret_protocol::SessionAnchor,
+    /// Where the coordinator's `held` lists go (none: they are dropped).
+    held: Option<HeldSink>,
 }
 
 impl ClientSession {
@@ -45,6 +49,7 @@ impl ClientSession {
             session_id,
             client_cli_id,
             session_anchor,
+            held: None,
         })
     }
 }
@@ -68,7 +73,7 @@ impl DomainSession for ClientSession {
         let conn = &mut self.conn;
         self.rt.block_on(async {
             framing::send(conn, &msg).await?;
-            match framing::recv::<_, CoordinatorMessage>(conn).await? {
+            match recv_answer(conn).await? {
                 CoordinatorMessage::AttachInfo {
                     sandbox_container, ..
                 } => Ok(sandbox_container),
@@ -77,6 +82,10 @@ impl DomainSession for ClientSession {
                 other => bail!("unexpected answer to attach: {other:?}"),
             }
         })
+    }
+
+    fn watch_held(&mut self, sink: HeldSink) {
+        self.held = Some(sink);
     }
 
     fn run_attached(
@@ -88,6 +97,7 @@ impl DomainSession for ClientSession {
         let for_command = cancel.clone();
         let conn = &mut self.conn;
         let own = self.session_id.as_str().to_owned();
+        let held = self.held.clone();
         self.rt.block_on(async {
             let mut task = tokio::task::spawn_blocking(move || command(for_command));
             let (answer, mut answers) =
@@ -124,6 +134,12 @@ impl DomainSession for ClientSession {
                         Ok(CoordinatorMessage::EscalationWithdrawn { request_id, reason }) => {
                             open.withdraw(&request_id, &reason);
                         }
+                        // What the sidecar holds under `default = "ask"`, for this terminal.
+                        Ok(CoordinatorMessage::Held { entries }) => {
+                            if let Some(sink) = &held {
+                                sink(entries);
+                            }
+                        }
                         Ok(CoordinatorMessage::Shutdown { reason }) => break reason,
                         Ok(other) => break format!("unexpected message from the coordinator: {other:?}"),
                         Err(FrameError::Closed) => break "it closed the connection".into(),
@@ -149,7 +165,7 @@ impl DomainSession for ClientSession {
         let conn = &mut this.conn;
         this.rt.block_on(async {
             framing::send(conn, &msg).await?;
-            let stopping = match framing::recv::<_, CoordinatorMessage>(conn).await {
+            let stopping = match recv_answer(conn).await {
                 Ok(CoordinatorMessage::Left {
                     domain_stopping, ..
                 }) => domain_stopping,
@@ -166,6 +182,17 @@ impl DomainSession for ClientSession {
             let _ = framing::close(conn).await;
             Ok(stopping)
         })
+    }
+}
+
+/// The coordinator's answer to a request, past what it pushes meanwhile (`held`, which only
+/// [`DomainSession::run_attached`] shows).
+async fn recv_answer(conn: &mut Conn) -> Result<CoordinatorMessage, FrameError> {
+    loop {
+        match framing::recv::<_, CoordinatorMessage>(conn).await? {
+            CoordinatorMessage::Held { .. } => continue,
+            other => return Ok(other),
+        }
     }
 }
 

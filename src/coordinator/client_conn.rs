@@ -236,6 +236,21 @@ async fn request(
             });
             return Ok(());
         }
+        ClientMessage::DenyDestination { target } => {
+            // Waits for the sidecar like an allow: off the event loop, through the queue.
+            let (domain, profile, networking) = host.allow_context();
+            let out = host.outbound(key);
+            tokio::task::spawn_blocking(move || {
+                let answer = super::hosted::net_allow::deny_destination(
+                    &domain, &profile, networking, &target,
+                );
+                if let Some(out) = out {
+                    let msg = CoordinatorMessage::DestinationDenied { target, answer };
+                    let _ = out.send(super::hosted::viewer::Outbound::Message(msg));
+                }
+            });
+            return Ok(());
+        }
         ClientMessage::PublishPort {
             port,
             host_port,

@@ -71,7 +71,16 @@ async fn serve(endpoint: &Endpoint, stream: UnixStream) -> anyhow::Result<()> {
         events: prompts,
         waiting: HashMap::new(),
     };
-    let result = session_loop(engine, &mut conn, &session_id, &mut shutdown, &mut prompts).await;
+    let held = endpoint.host.watch_held();
+    let result = session_loop(
+        engine,
+        &mut conn,
+        &session_id,
+        &mut shutdown,
+        &mut prompts,
+        held,
+    )
+    .await;
     // Whatever ended the session (leave, disconnect, shutdown): the Client Session is gone,
     // and with it every prompt it was asked (their requests are cancelled).
     drop(prompts);
@@ -211,6 +220,24 @@ pub(super) async fn refuse(conn: &mut Conn, code: RefusalCode, reason: String) {
     let _ = framing::close(conn).await;
 }
 
+/// The next change of the held list (never, without one or once its feed is gone).
+async fn held_changed(
+    held: &mut Option<watch::Receiver<super::hosted::panel_feed::HeldList>>,
+) -> Option<Vec<lazaret_protocol::held::HeldEntry>> {
+    let Some(rx) = held.as_mut() else {
+        return std::future::pending().await;
+    };
+    loop {
+        if rx.changed().await.is_err() {
+            return std::future::pending().await;
+        }
+        let now = rx.borrow_and_update().clone();
+        if now.is_some() {
+            return now;
+        }
+    }
+}
+
 /// How a session loop ended.
 enum Ended {
     /// The client asked to leave (it gets `left` once the engine has been updated).
@@ -228,15 +255,22 @@ struct Prompts {
 }
 
 /// Answers the session's requests until it leaves, disconnects, or the Domain shuts down.
+/// Under `default = "ask"` (`held` is then Some), once its command is attached it is told what
+/// the sidecar holds: at once, then on each change.
 async fn session_loop(
     engine: &Engine,
     conn: &mut Conn,
     session_id: &SessionId,
     shutdown: &mut watch::Receiver<Option<String>>,
     prompts: &mut Prompts,
+    mut to_watch: Option<watch::Receiver<super::hosted::panel_feed::HeldList>>,
 ) -> anyhow::Result<Ended> {
+    let mut held = None;
     loop {
         tokio::select! {
+            Some(entries) = held_changed(&mut held) => {
+                framing::send(conn, &CoordinatorMessage::Held { entries }).await?;
+            }
             Some(event) = prompts.events.recv() => {
                 let msg = match event {
                     PromptEvent::Ask { prompt, reply } => {
@@ -273,6 +307,13 @@ async fn session_loop(
                     let sandbox_container = engine.attach(&sid, &argv, tty);
                     let info = CoordinatorMessage::AttachInfo { session_id: sid, sandbox_container };
                     framing::send(conn, &info).await?;
+                    if let Some(mut rx) = to_watch.take() {
+                        let now = rx.borrow_and_update().clone();
+                        if let Some(entries) = now {
+                            framing::send(conn, &CoordinatorMessage::Held { entries }).await?;
+                        }
+                        held = Some(rx);
+                    }
                 }
                 Ok(ClientMessage::Leave { session_id: sid }) if &sid == session_id => {
                     return Ok(Ended::Left);

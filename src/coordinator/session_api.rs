@@ -18,6 +18,12 @@ pub enum Attached {
     CoordinatorGone(String),
 }
 
+/// Where a `lazaret run` shows what the Network Sidecar holds under `default = "ask"` (issue
+/// #17): called with the whole list each time it changes (at once when the session starts
+/// watching, then from the connection's event loop: it must not block). The targets were
+/// chosen by the sandbox: show them escaped.
+pub type HeldSink = Arc<dyn Fn(Vec<lazaret_protocol::held::HeldEntry>) + Send + Sync>;
+
 /// A registered Client Session of a Domain.
 pub trait DomainSession {
     fn session_id(&self) -> &SessionId;
@@ -34,6 +40,11 @@ pub trait DomainSession {
         command: SessionCommand,
         prompter: Option<Arc<dyn Prompter>>,
     ) -> anyhow::Result<Attached>;
+    /// Shows what the sidecar holds (under `default = "ask"`) through `sink` while
+    /// [`DomainSession::run_attached`] runs; without a sink it is not shown.
+    fn watch_held(&mut self, sink: HeldSink) {
+        let _ = sink;
+    }
     /// Ends the session; returns whether it was the Domain's last (teardown has begun).
     fn leave(self: Box<Self>) -> anyhow::Result<bool>;
 }

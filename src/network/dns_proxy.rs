@@ -4,8 +4,16 @@
 //! - unreadable: a message that is at least a header and not a response is answered with a
 //!   header-only FORMERR (NOTIMP for other opcodes); shorter ones, responses and messages over
 //!   4096 bytes are dropped;
-//! - a name the rules deny, or an unlisted name under [`DefaultMode::Deny`]: answered REFUSED and
-//!   reported through `on_denied(name, reason)`;
+//! - the local name ([`DnsProxy::with_local_name`]): answered here, before any rule;
+//! - a name the run's rules ([`DnsProxy::with_run_allowed`], `lazaret net allow` / `deny`) decide:
+//!   allowed ones are forwarded and reported like the profile's allowed names, denied ones are
+//!   answered REFUSED and reported (reason [`ask::RUN_DENY_REASON`]) — in every mode, before the
+//!   profile's rules (the run rules' own most specific pattern decides between their allow and
+//!   deny);
+//! - a name the profile's rules deny, or an unlisted name under [`DefaultMode::Deny`]: answered
+//!   REFUSED and reported through `on_denied(name, reason)`;
+//! - an unlisted name under [`DefaultMode::Ask`] is **held** (see below); one that expired
+//!   earlier in the run is answered REFUSED at once (reason [`ask::expired_reason`]);
 //! - otherwise forwarded unchanged (same id, same bytes) from a fresh socket bound to port 0 (the
 //!   kernel picks a random ephemeral port), optionally marked with `SO_MARK`, connected to the
 //!   upstream so only the upstream's address and port can answer. An answer counts only if it
@@ -20,19 +28,36 @@
 //! Forwarded queries run on their own threads, at most [`MAX_IN_FLIGHT`] at once (queries over
 //! the cap are dropped; clients retry), so one slow upstream answer does not hold up others.
 //! Refusals are answered on the receiving thread.
+//!
+//! Held queries (`default = "ask"`, [`super::ask`]) wait on their own threads, at most
+//! [`ask::MAX_HELD`] at once ([`DnsProxy::with_max_held`]; over the cap, and without a board
+//! ([`DnsProxy::with_held`]), the name is refused like under default deny). The name is on the
+//! board [`HeldNames`] while a query for it waits; a second query for a held name shares the
+//! first one's deadline (first held + the mode's timeout). Every 100 ms a held query looks at the
+//! run's rules: allowed → forwarded and reported like an allowed name (a held thread forwards
+//! itself, outside the in-flight cap); denied → REFUSED ([`ask::RUN_DENY_REASON`]); deadline
+//! passed → REFUSED ([`ask::expired_reason`] with the timeout in whole seconds, rounded up) and
+//! the name is remembered as expired, so later queries for it are refused at once unless the
+//! run allows it. A decided name leaves the board before its answer is sent. Refusals decided on
+//! held threads are reported through `on_denied` on the serving thread, within about 200 ms.
+//! When `stop` is set, held queries end **without an answer** (the client times out or retries
+//! against whatever serves next) and leave the board.
 
 use std::io::{self, ErrorKind};
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
 use std::sync::{Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use super::ask;
 use super::dns_message::{
     build_local_answer, build_response, error_response, parse_query, parse_response, Query, Rcode,
     MAX_MESSAGE_LEN,
 };
+use super::held_names::{board_key, HeldNames, Hold, HoldGuard};
 use super::name_rules::{NameRules, NameVerdict};
 
 /// How long a forwarded query waits for the upstream's answer.
@@ -43,6 +68,10 @@ pub const MAX_IN_FLIGHT: usize = 64;
 const LOCAL_TTL: u32 = 60;
 /// How often [`DnsProxy::serve_until`] looks at its stop flag.
 const POLL: Duration = Duration::from_millis(200);
+/// How often a held query looks at the run's rules, its deadline and the stop flag.
+const HELD_POLL: Duration = Duration::from_millis(100);
+/// The ledger's reason for an unlisted name under default deny (or one that cannot be held).
+const DEFAULT_DENY_REASON: &str = "no allow rule (default deny)";
 
 /// What happens to a name no rule lists.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,6 +80,27 @@ pub enum DefaultMode {
     Allow,
     /// Refused like a denied name.
     Deny,
+    /// Held until the run's rules decide it or `timeout` passes ([`super::ask`]); needs
+    /// [`DnsProxy::with_held`], without which it is [`DefaultMode::Deny`].
+    Ask { timeout: Duration },
+}
+
+/// What the forwarder does with one query's name.
+#[derive(Debug, PartialEq, Eq)]
+enum Decision {
+    /// Forward it; `report` its A records to `on_allowed`.
+    Forward { report: bool },
+    /// Answer REFUSED and report this reason.
+    Refuse(String),
+    /// Hold it (default ask) for at most this long.
+    Hold(Duration),
+}
+
+/// How a held query ended.
+enum Held {
+    Allowed,
+    Refused(String),
+    Stopped,
 }
 
 /// The forwarder's configuration; [`DnsProxy::serve`] runs it.
@@ -63,14 +113,19 @@ pub struct DnsProxy {
     mark: Option<u32>,
     timeout: Duration,
     max_in_flight: usize,
-    /// Names the developer allowed for this run (`lazaret net allow NAME`): allowed over the
-    /// profile's rules, and reported like the profile's allowed names. Replaced while serving.
+    /// Names the developer allowed or denied for this run (`lazaret net allow NAME`, `lazaret
+    /// net deny NAME`): decided over the profile's rules; allowed ones are reported like the
+    /// profile's allowed names. Replaced while serving.
     run_allowed: Option<RunNames>,
+    /// The board of held names (default ask).
+    held: Option<HeldNames>,
+    max_held: usize,
     /// A name answered here, never upstream: `host.lazaret.internal` and its address.
     local: Option<(String, Ipv4Addr)>,
 }
 
-/// The run-scoped name allows, shared with whoever applies `lazaret net allow`.
+/// The run-scoped name rules (allows and denies), shared with whoever applies `lazaret net
+/// allow` and `lazaret net deny`.
 pub type RunNames = std::sync::Arc<std::sync::RwLock<NameRules>>;
 
 /// Marks `sock`'s packets with `mark` (`SO_MARK`, needs CAP_NET_ADMIN), so nftables rules can
@@ -124,6 +179,8 @@ impl DnsProxy {
             timeout: UPSTREAM_TIMEOUT,
             max_in_flight: MAX_IN_FLIGHT,
             run_allowed: None,
+            held: None,
+            max_held: ask::MAX_HELD,
             local: None,
         }
     }
@@ -135,21 +192,56 @@ impl DnsProxy {
         self
     }
 
-    /// Allows (and reports) the names `run` allows, whatever the profile's rules say; the
-    /// caller may change `run` while the forwarder serves.
+    /// Allows (and reports) the names `run` allows, and refuses the names it denies, whatever
+    /// the profile's rules say; the caller may change `run` while the forwarder serves (held
+    /// names are decided by it).
     pub fn with_run_allowed(mut self, run: RunNames) -> DnsProxy {
         self.run_allowed = Some(run);
         self
     }
 
-    /// Whether the developer allowed `name` for this run.
-    fn run_allows(&self, name: &str) -> bool {
-        self.run_allowed.as_ref().is_some_and(|r| {
-            r.read()
-                .unwrap_or_else(PoisonError::into_inner)
-                .decide(name)
-                == NameVerdict::Allow
-        })
+    /// Holds unlisted names on `board` under [`DefaultMode::Ask`]; the caller keeps a clone to
+    /// read it ([`HeldNames::snapshot`]).
+    pub fn with_held(mut self, board: HeldNames) -> DnsProxy {
+        self.held = Some(board);
+        self
+    }
+
+    /// The most queries held at once (default [`ask::MAX_HELD`]).
+    pub fn with_max_held(mut self, max: usize) -> DnsProxy {
+        self.max_held = max;
+        self
+    }
+
+    /// What the developer decided about `name` for this run.
+    fn run_verdict(&self, name: &str) -> NameVerdict {
+        self.run_allowed
+            .as_ref()
+            .map_or(NameVerdict::Unlisted, |r| {
+                r.read()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .decide(name)
+            })
+    }
+
+    /// The decision for a name that is not the local one: the run's rules, then the profile's,
+    /// then the default.
+    fn decide(&self, name: &str) -> Decision {
+        match self.run_verdict(name) {
+            NameVerdict::Allow => return Decision::Forward { report: true },
+            NameVerdict::Deny => return Decision::Refuse(ask::RUN_DENY_REASON.to_string()),
+            NameVerdict::Unlisted => {}
+        }
+        match (self.rules.decide_with_rule(name), self.mode) {
+            ((NameVerdict::Allow, _), _) => Decision::Forward { report: true },
+            ((NameVerdict::Deny, Some(rule)), _) => Decision::Refuse(format!("deny rule {rule}")),
+            ((NameVerdict::Deny, None), _) => Decision::Refuse("deny rule".to_string()),
+            ((NameVerdict::Unlisted, _), DefaultMode::Allow) => Decision::Forward { report: false },
+            ((NameVerdict::Unlisted, _), DefaultMode::Deny) => {
+                Decision::Refuse(DEFAULT_DENY_REASON.to_string())
+            }
+            ((NameVerdict::Unlisted, _), DefaultMode::Ask { timeout }) => Decision::Hold(timeout),
+        }
     }
 
     /// Marks every upstream socket with `mark` (see [`set_mark`]); a socket that cannot be marked
@@ -191,10 +283,15 @@ impl DnsProxy {
         let on_allowed = Mutex::new(on_allowed);
         let mut on_denied = on_denied;
         let in_flight = AtomicUsize::new(0);
+        // Refusals decided on held threads, reported here.
+        let (denied_tx, denied_rx) = mpsc::channel::<(String, String)>();
         let this = &self;
-        thread::scope(|scope| {
+        let served = thread::scope(|scope| {
             let mut buf = vec![0u8; MAX_MESSAGE_LEN + 1];
             while !stop.load(Ordering::Acquire) {
+                while let Ok((name, reason)) = denied_rx.try_recv() {
+                    on_denied(&name, &reason);
+                }
                 let (len, client) = match this.listen.recv_from(&mut buf) {
                     Ok(got) => got,
                     Err(e) if transient(&e) => continue,
@@ -221,31 +318,71 @@ impl DnsProxy {
                     this.reply(&build_local_answer(&query, *addr, LOCAL_TTL), client);
                     continue;
                 }
-                let (verdict, rule) = if this.run_allows(name) {
-                    (NameVerdict::Allow, None)
-                } else {
-                    this.rules.decide_with_rule(name)
-                };
-                let refusal = match (verdict, rule, this.mode) {
-                    (NameVerdict::Deny, Some(rule), _) => Some(format!("deny rule {rule}")),
-                    (NameVerdict::Deny, None, _) => Some("deny rule".to_string()),
-                    (NameVerdict::Unlisted, _, DefaultMode::Deny) => {
-                        Some("no allow rule (default deny)".to_string())
+                let report = match this.decide(name) {
+                    Decision::Forward { report } => report,
+                    Decision::Refuse(reason) => {
+                        on_denied(name, &reason);
+                        this.reply(&build_response(&query, Rcode::REFUSED), client);
+                        continue;
                     }
-                    _ => None,
+                    Decision::Hold(timeout) => {
+                        let Some(board) = this.held.as_ref() else {
+                            on_denied(name, DEFAULT_DENY_REASON);
+                            this.reply(&build_response(&query, Rcode::REFUSED), client);
+                            continue;
+                        };
+                        let key = board_key(name);
+                        let deadline = match board.hold(&key, timeout, this.max_held) {
+                            Hold::Held(deadline) => deadline,
+                            Hold::Expired => {
+                                on_denied(name, &ask::expired_reason(whole_secs(timeout)));
+                                this.reply(&build_response(&query, Rcode::REFUSED), client);
+                                continue;
+                            }
+                            Hold::Full => {
+                                on_denied(name, DEFAULT_DENY_REASON);
+                                this.reply(&build_response(&query, Rcode::REFUSED), client);
+                                continue;
+                            }
+                        };
+                        let guard = HoldGuard {
+                            board: board.clone(),
+                            key,
+                        };
+                        let wire = msg.to_vec();
+                        let denied = denied_tx.clone();
+                        let on_allowed = &on_allowed;
+                        // On a spawn failure the closure, and with it the guard, is dropped:
+                        // the query leaves the board unanswered (the client retries).
+                        let _ = thread::Builder::new().name("dns-held".into()).spawn_scoped(
+                            scope,
+                            move || {
+                                let outcome = this.wait_held(&guard.key, deadline, timeout, stop);
+                                // Decided (or stopped): off the board before the answer.
+                                drop(guard);
+                                match outcome {
+                                    Held::Allowed => {
+                                        this.forward(&query, &wire, true, client, on_allowed);
+                                    }
+                                    Held::Refused(reason) => {
+                                        let name = query.question.name.clone();
+                                        // The serving thread may be gone already (stopping).
+                                        let _ = denied.send((name, reason));
+                                        this.reply(&build_response(&query, Rcode::REFUSED), client);
+                                    }
+                                    Held::Stopped => {}
+                                }
+                            },
+                        );
+                        continue;
+                    }
                 };
-                if let Some(reason) = refusal {
-                    on_denied(name, &reason);
-                    this.reply(&build_response(&query, Rcode::REFUSED), client);
-                    continue;
-                }
                 if in_flight.fetch_add(1, Ordering::AcqRel) >= this.max_in_flight {
                     in_flight.fetch_sub(1, Ordering::AcqRel);
                     continue;
                 }
                 let guard = InFlight(&in_flight);
                 let wire = msg.to_vec();
-                let report = verdict == NameVerdict::Allow;
                 let on_allowed = &on_allowed;
                 // On a spawn failure the closure, and with it the guard, is dropped: the
                 // query is dropped like one over the cap.
@@ -257,7 +394,41 @@ impl DnsProxy {
                     });
             }
             Ok(())
-        })
+        });
+        // Refusals decided while stopping (the held threads have ended).
+        while let Ok((name, reason)) = denied_rx.try_recv() {
+            on_denied(&name, &reason);
+        }
+        served
+    }
+
+    /// Waits until the run's rules decide the held name `key`, its `deadline` passes (then it
+    /// is remembered as expired) or `stop` is set.
+    fn wait_held(
+        &self,
+        key: &str,
+        deadline: Instant,
+        timeout: Duration,
+        stop: &AtomicBool,
+    ) -> Held {
+        loop {
+            if stop.load(Ordering::Acquire) {
+                return Held::Stopped;
+            }
+            match self.run_verdict(key) {
+                NameVerdict::Allow => return Held::Allowed,
+                NameVerdict::Deny => return Held::Refused(ask::RUN_DENY_REASON.to_string()),
+                NameVerdict::Unlisted => {}
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                if let Some(board) = &self.held {
+                    board.expire(key);
+                }
+                return Held::Refused(ask::expired_reason(whole_secs(timeout)));
+            }
+            thread::sleep(HELD_POLL.min(deadline.saturating_duration_since(now)));
+        }
     }
 
     fn reply(&self, msg: &[u8], client: SocketAddr) {
@@ -329,6 +500,12 @@ impl DnsProxy {
             }
         }
     }
+}
+
+/// `timeout` in whole seconds, a fraction rounded up (for [`ask::expired_reason`]).
+fn whole_secs(timeout: Duration) -> u32 {
+    let secs = timeout.as_secs() + u64::from(timeout.subsec_nanos() > 0);
+    u32::try_from(secs).unwrap_or(u32::MAX)
 }
 
 fn transient(e: &io::Error) -> bool {

@@ -7,9 +7,11 @@ use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use super::ask::{expired_reason, RUN_DENY_REASON};
 use super::dns_message::{parse_response, Rcode, TYPE_A};
 use super::dns_message_tests::query_bytes;
 use super::dns_proxy::{set_mark, DefaultMode, DnsProxy, RunNames};
+use super::held_names::HeldNames;
 use super::name_rules::NameRules;
 
 const ANSWER: Ipv4Addr = Ipv4Addr::new(198, 51, 100, 7);
@@ -91,15 +93,32 @@ fn with_proxy_run(
     run: Option<RunNames>,
     client: impl FnOnce(SocketAddr, &Allowed, &Denied),
 ) {
+    with_proxy_cfg(
+        mode,
+        upstream_mode,
+        |proxy| match run {
+            Some(run) => proxy.with_run_allowed(run),
+            None => proxy,
+        },
+        client,
+    );
+}
+
+/// [`with_proxy`] with the proxy configured further by `configure`.
+fn with_proxy_cfg(
+    mode: DefaultMode,
+    upstream_mode: Upstream,
+    configure: impl FnOnce(DnsProxy) -> DnsProxy,
+    client: impl FnOnce(SocketAddr, &Allowed, &Denied),
+) {
     let rules = NameRules::parse(&["*.npmjs.org"], &["*.example.com"]).unwrap();
     let upstream = UdpSocket::bind("127.0.0.1:0").unwrap();
     let listen = UdpSocket::bind("127.0.0.1:0").unwrap();
     let proxy_addr = listen.local_addr().unwrap();
-    let mut proxy = DnsProxy::new(listen, upstream.local_addr().unwrap(), rules, mode)
-        .with_timeout(Duration::from_millis(400));
-    if let Some(run) = run {
-        proxy = proxy.with_run_allowed(run);
-    }
+    let proxy = configure(
+        DnsProxy::new(listen, upstream.local_addr().unwrap(), rules, mode)
+            .with_timeout(Duration::from_millis(400)),
+    );
     let (allowed, denied, stop) = (
         Allowed::default(),
         Denied::default(),
@@ -350,4 +369,302 @@ fn the_host_services_name_is_answered_here() {
         stop.store(true, Ordering::Release);
         served.join().unwrap().unwrap();
     });
+}
+
+/// Waits (at most 3 s) until `what` holds; the serving thread reports held threads' refusals
+/// within about 200 ms.
+fn eventually(what: impl Fn() -> bool) {
+    let started = Instant::now();
+    while !what() {
+        assert!(started.elapsed() < Duration::from_secs(3), "timed out");
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn run_rules(allow: &[&str], deny: &[&str]) -> RunNames {
+    std::sync::Arc::new(std::sync::RwLock::new(
+        NameRules::parse(allow, deny).unwrap(),
+    ))
+}
+
+fn set_run(run: &RunNames, allow: &[&str], deny: &[&str]) {
+    *run.write().unwrap() = NameRules::parse(allow, deny).unwrap();
+}
+
+fn ask_mode(timeout_ms: u64) -> DefaultMode {
+    DefaultMode::Ask {
+        timeout: Duration::from_millis(timeout_ms),
+    }
+}
+
+fn recv_rcode(sock: &UdpSocket) -> Rcode {
+    let mut buf = [0u8; 4096];
+    let (len, _) = sock.recv_from(&mut buf).unwrap();
+    parse_response(&buf[..len]).unwrap().rcode
+}
+
+/// Default ask: an unlisted name waits on the board (a second query shares the first one's
+/// deadline) until the run allows it, then is answered by the upstream and reported first.
+#[test]
+fn a_held_name_is_forwarded_once_the_run_allows_it() {
+    let run = run_rules(&[], &[]);
+    let board = HeldNames::new();
+    let (run2, board2) = (run.clone(), board.clone());
+    with_proxy_cfg(
+        ask_mode(5000),
+        Upstream::Answer,
+        |p| p.with_run_allowed(run2).with_held(board2),
+        |proxy, allowed, denied| {
+            let (first, second) = (client_socket(), client_socket());
+            let started = Instant::now();
+            first
+                .send_to(&query_bytes(0x10, "Held.Test.", TYPE_A), proxy)
+                .unwrap();
+            eventually(|| board.snapshot().len() == 1);
+            let held = board.snapshot().remove(0);
+            assert_eq!((held.name.as_str(), held.queries), ("held.test", 1));
+            assert!((5..=6).contains(&(held.deadline_unix - held.since_unix)));
+            second
+                .send_to(&query_bytes(0x11, "held.test", TYPE_A), proxy)
+                .unwrap();
+            eventually(|| board.snapshot().first().is_some_and(|h| h.queries == 2));
+            assert_eq!(board.snapshot()[0].deadline_unix, held.deadline_unix);
+            thread::sleep(Duration::from_millis(300));
+            assert!(allowed.lock().unwrap().is_empty());
+            let allowed_at = started.elapsed();
+            set_run(&run, &["held.test"], &[]);
+            for sock in [&first, &second] {
+                let mut buf = [0u8; 4096];
+                let (len, _) = sock.recv_from(&mut buf).unwrap();
+                let r = parse_response(&buf[..len]).unwrap();
+                assert_eq!(
+                    (r.rcode, r.a_records),
+                    (Rcode::NOERROR, vec![(ANSWER, 300)])
+                );
+                // Reported before it was relayed.
+                assert!(!allowed.lock().unwrap().is_empty());
+            }
+            let waited = started.elapsed();
+            assert!(
+                waited >= allowed_at && waited < allowed_at + Duration::from_millis(700),
+                "waited {waited:?}, allowed after {allowed_at:?}"
+            );
+            let reported: Vec<String> = allowed
+                .lock()
+                .unwrap()
+                .iter()
+                .map(|(n, _)| n.clone())
+                .collect();
+            assert_eq!(reported.len(), 2);
+            assert!(reported.iter().all(|n| n == "held.test"));
+            assert!(board.snapshot().is_empty(), "decided: off the board");
+            assert!(denied.lock().unwrap().is_empty());
+        },
+    );
+}
+
+/// `lazaret net deny NAME` while the name is held: REFUSED, reported with the run-deny reason.
+#[test]
+fn a_held_name_is_refused_once_the_run_denies_it() {
+    let run = run_rules(&[], &[]);
+    let board = HeldNames::new();
+    let (run2, board2) = (run.clone(), board.clone());
+    with_proxy_cfg(
+        ask_mode(5000),
+        Upstream::Answer,
+        |p| p.with_run_allowed(run2).with_held(board2),
+        |proxy, allowed, denied| {
+            let sock = client_socket();
+            let started = Instant::now();
+            sock.send_to(&query_bytes(0x20, "held.test", TYPE_A), proxy)
+                .unwrap();
+            eventually(|| board.snapshot().len() == 1);
+            thread::sleep(Duration::from_millis(200));
+            set_run(&run, &[], &["*.test"]);
+            assert_eq!(recv_rcode(&sock), Rcode::REFUSED);
+            assert!(started.elapsed() < Duration::from_secs(2));
+            assert!(board.snapshot().is_empty());
+            eventually(|| !denied.lock().unwrap().is_empty());
+            assert_eq!(
+                denied.lock().unwrap().as_slice(),
+                &[("held.test".to_string(), RUN_DENY_REASON.to_string())]
+            );
+            assert!(allowed.lock().unwrap().is_empty());
+        },
+    );
+}
+
+/// Nobody decides within the timeout: REFUSED with the expired reason, and later queries for
+/// the name are refused at once, until the run allows it.
+#[test]
+fn a_held_name_expires_and_stays_refused() {
+    let run = run_rules(&[], &[]);
+    let board = HeldNames::new();
+    let (run2, board2) = (run.clone(), board.clone());
+    with_proxy_cfg(
+        ask_mode(300),
+        Upstream::Answer,
+        |p| p.with_run_allowed(run2).with_held(board2),
+        |proxy, allowed, denied| {
+            let sock = client_socket();
+            let started = Instant::now();
+            sock.send_to(&query_bytes(0x30, "late.test", TYPE_A), proxy)
+                .unwrap();
+            assert_eq!(recv_rcode(&sock), Rcode::REFUSED);
+            let waited = started.elapsed();
+            assert!(
+                waited >= Duration::from_millis(300) && waited < Duration::from_millis(900),
+                "{waited:?}"
+            );
+            assert!(board.snapshot().is_empty());
+            assert!(board.is_expired("late.test."));
+            let expired = ("late.test".to_string(), expired_reason(1));
+            eventually(|| denied.lock().unwrap().len() == 1);
+            assert_eq!(denied.lock().unwrap()[0], expired);
+
+            let again = Instant::now();
+            let r = parse_response(&ask(&sock, proxy, 0x31, "late.test")).unwrap();
+            assert_eq!((r.id, r.rcode), (0x31, Rcode::REFUSED));
+            assert!(again.elapsed() < Duration::from_millis(150), "at once");
+            assert!(board.snapshot().is_empty(), "not held again");
+            assert_eq!(
+                denied.lock().unwrap().as_slice(),
+                &[expired.clone(), expired]
+            );
+
+            // A run allow still comes first.
+            set_run(&run, &["late.test"], &[]);
+            let r = parse_response(&ask(&sock, proxy, 0x32, "late.test")).unwrap();
+            assert_eq!(r.rcode, Rcode::NOERROR);
+            assert_eq!(allowed.lock().unwrap().len(), 1);
+        },
+    );
+}
+
+/// `lazaret net deny NAME` refuses a name in every mode, over the profile's allow; the run
+/// rules' own most specific pattern decides between their allow and deny; the local name comes
+/// before them all.
+#[test]
+fn run_denies_refuse_over_the_profiles_rules_in_every_mode() {
+    for mode in [DefaultMode::Allow, DefaultMode::Deny, ask_mode(5000)] {
+        let run = run_rules(
+            &["api.example.com"],
+            &[
+                "registry.npmjs.org",
+                "*.example.com",
+                "host.lazaret.internal",
+            ],
+        );
+        with_proxy_cfg(
+            mode,
+            Upstream::Answer,
+            |p| {
+                p.with_run_allowed(run)
+                    .with_held(HeldNames::new())
+                    .with_local_name("host.lazaret.internal", Ipv4Addr::new(10, 0, 2, 2))
+            },
+            |proxy, allowed, denied| {
+                let sock = client_socket();
+                let rcode = |id, name| parse_response(&ask(&sock, proxy, id, name)).unwrap().rcode;
+                assert_eq!(rcode(1, "registry.npmjs.org"), Rcode::REFUSED, "{mode:?}");
+                assert_eq!(rcode(2, "x.example.com"), Rcode::REFUSED, "{mode:?}");
+                assert_eq!(rcode(3, "api.example.com"), Rcode::NOERROR, "{mode:?}");
+                assert_eq!(rcode(4, "other.npmjs.org"), Rcode::NOERROR, "{mode:?}");
+                assert_eq!(
+                    rcode(5, "host.lazaret.internal"),
+                    Rcode::NOERROR,
+                    "{mode:?}"
+                );
+                assert_eq!(
+                    denied.lock().unwrap().as_slice(),
+                    &[
+                        (
+                            "registry.npmjs.org".to_string(),
+                            RUN_DENY_REASON.to_string()
+                        ),
+                        ("x.example.com".to_string(), RUN_DENY_REASON.to_string()),
+                    ],
+                    "{mode:?}"
+                );
+                assert_eq!(allowed.lock().unwrap().len(), 2, "{mode:?}");
+            },
+        );
+    }
+}
+
+/// Over the cap of held queries, and without a board, default ask refuses like default deny.
+#[test]
+fn over_the_cap_or_without_a_board_ask_refuses_like_deny() {
+    let board = HeldNames::new();
+    let board2 = board.clone();
+    with_proxy_cfg(
+        ask_mode(5000),
+        Upstream::Answer,
+        |p| p.with_held(board2).with_max_held(2),
+        |proxy, _, denied| {
+            let held = client_socket();
+            for (id, name) in [(1, "a.test"), (2, "b.test")] {
+                held.send_to(&query_bytes(id, name, TYPE_A), proxy).unwrap();
+            }
+            eventually(|| board.snapshot().len() == 2);
+            let sock = client_socket();
+            for (id, name) in [(3, "c.test"), (4, "a.test")] {
+                let started = Instant::now();
+                let r = parse_response(&ask(&sock, proxy, id, name)).unwrap();
+                assert_eq!((r.id, r.rcode), (id, Rcode::REFUSED));
+                assert!(started.elapsed() < Duration::from_millis(150));
+            }
+            let deny = "no allow rule (default deny)".to_string();
+            assert_eq!(
+                denied.lock().unwrap().as_slice(),
+                &[
+                    ("c.test".to_string(), deny.clone()),
+                    ("a.test".to_string(), deny)
+                ]
+            );
+            let names: Vec<(String, u64)> = board
+                .snapshot()
+                .into_iter()
+                .map(|h| (h.name, h.queries))
+                .collect();
+            assert_eq!(names.len(), 2);
+            assert!(names.contains(&("a.test".to_string(), 1)));
+        },
+    );
+    assert!(board.snapshot().is_empty(), "stopped: off the board");
+
+    with_proxy(ask_mode(5000), Upstream::Answer, |proxy, _, denied| {
+        let r = parse_response(&ask(&client_socket(), proxy, 5, "d.test")).unwrap();
+        assert_eq!(r.rcode, Rcode::REFUSED);
+        assert_eq!(denied.lock().unwrap()[0].1, "no allow rule (default deny)");
+    });
+}
+
+/// Stopping does not wait for held queries: they end unanswered and leave the board.
+#[test]
+fn serve_until_returns_promptly_with_held_queries() {
+    let board = HeldNames::new();
+    let board2 = board.clone();
+    let sock = client_socket();
+    let stopped_at = Mutex::new(None);
+    with_proxy_cfg(
+        ask_mode(30_000),
+        Upstream::Answer,
+        |p| p.with_held(board2),
+        |proxy, _, _| {
+            for id in 1..=3 {
+                sock.send_to(&query_bytes(id, "pending.test", TYPE_A), proxy)
+                    .unwrap();
+            }
+            eventually(|| board.snapshot().first().is_some_and(|h| h.queries == 3));
+            *stopped_at.lock().unwrap() = Some(Instant::now());
+        },
+    );
+    let took = stopped_at.lock().unwrap().unwrap().elapsed();
+    assert!(took < Duration::from_millis(800), "took {took:?}");
+    assert!(board.snapshot().is_empty());
+    sock.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let mut buf = [0u8; 512];
+    assert!(sock.recv_from(&mut buf).is_err(), "no answer");
 }

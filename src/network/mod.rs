@@ -27,8 +27,10 @@
 //! truncated answers are relayed with their TC bit, and the TCP retry a client then makes is
 //! refused by policy.
 
+pub mod ask;
 pub mod dns_message;
 pub mod dns_proxy;
+pub mod held_names;
 pub mod name_rules;
 pub mod port_forward;
 pub mod run_rules;
@@ -39,4 +41,5 @@ mod dns_message_tests;
 mod dns_proxy_tests;
 
 pub use dns_proxy::{set_mark, ARecord, DefaultMode, DnsProxy};
+pub use held_names::{HeldName, HeldNames};
 pub use name_rules::{NamePattern, NameRules, NameVerdict};

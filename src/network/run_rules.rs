@@ -20,7 +20,10 @@
 //! `--private`. The rules end with the run: a new start of the Domain begins with none.
 
 use super::name_rules::NamePattern;
-use crate::runtime::network_policy::{DEFAULT_DENY, RUN_ALLOWED_PORTS_SET, RUN_ALLOWED_SET, TABLE};
+use crate::runtime::network_policy::{
+    DEFAULT_DENY, RUN_ALLOWED_PORTS_SET, RUN_ALLOWED_SET, RUN_DENIED_PORTS_SET, RUN_DENIED_SET,
+    TABLE,
+};
 use std::fmt;
 use std::net::Ipv4Addr;
 
@@ -198,6 +201,10 @@ pub struct RunRule {
 pub struct RunRules {
     pub generation: u64,
     pub allow: Vec<RunRule>,
+    /// Refused for this run (`lazaret net deny`, or deny on a held connection under
+    /// `default = "ask"`): evaluated before the allows.
+    #[serde(default)]
+    pub deny: Vec<RunRule>,
 }
 
 impl RunRules {
@@ -212,7 +219,7 @@ impl RunRules {
         }
         let rules: RunRules =
             serde_json::from_str(text).map_err(|e| format!("{RULES_FILE}: {e}"))?;
-        if rules.allow.len() > MAX_RULES {
+        if rules.allow.len() > MAX_RULES || rules.deny.len() > MAX_RULES {
             return Err(format!("{RULES_FILE} holds more than {MAX_RULES} rules"));
         }
         for r in &rules.allow {
@@ -229,6 +236,7 @@ impl RunRules {
     /// the caller always gets a fresh acknowledgement.
     pub fn allow(&mut self, target: Target, now_unix: u64) -> Result<bool, String> {
         self.generation += 1;
+        self.deny.retain(|r| r.target != target);
         if self.allow.iter().any(|r| r.target == target) {
             return Ok(false);
         }
@@ -245,12 +253,64 @@ impl RunRules {
         Ok(true)
     }
 
-    /// Removes `target`; false when it was not there.
+    /// Refuses `target` for this run (an allow of the same target ends); false when it was
+    /// refused already. Any target may be refused: no `--private` is needed to close a way.
+    pub fn deny(&mut self, target: Target, now_unix: u64) -> Result<bool, String> {
+        self.generation += 1;
+        self.allow.retain(|r| r.target != target);
+        if self.deny.iter().any(|r| r.target == target) {
+            return Ok(false);
+        }
+        if self.deny.len() >= MAX_RULES {
+            return Err(format!(
+                "this run already holds {MAX_RULES} deny rules; revoke some, or put them in \
+                 the profile"
+            ));
+        }
+        self.deny.push(RunRule {
+            target,
+            added_unix: now_unix,
+        });
+        Ok(true)
+    }
+
+    /// Removes `target` from the allows and the denies; false when it was in neither.
     pub fn revoke(&mut self, target: &Target) -> bool {
         self.generation += 1;
-        let before = self.allow.len();
+        let before = self.allow.len() + self.deny.len();
         self.allow.retain(|r| r.target != *target);
-        self.allow.len() != before
+        self.deny.retain(|r| r.target != *target);
+        self.allow.len() + self.deny.len() != before
+    }
+
+    /// The name patterns the DNS forwarder refuses for this run.
+    pub fn denied_names(&self) -> Vec<NamePattern> {
+        self.deny
+            .iter()
+            .filter_map(|r| match &r.target {
+                Target::Name(n) => Some(n.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// What the run's rules say of a connection to `addr:port` (TCP or UDP): `Some(true)`
+    /// allowed, `Some(false)` refused, `None` no run rule (names are decided by the forwarder).
+    pub fn decides(&self, addr: Ipv4Addr, port: u16) -> Option<bool> {
+        let hits = |rules: &[RunRule]| {
+            rules.iter().any(|r| match r.target {
+                Target::Address(a) => a == addr,
+                Target::Port(a, p) => a == addr && p == port,
+                Target::Name(_) => false,
+            })
+        };
+        if hits(&self.deny) {
+            Some(false)
+        } else if hits(&self.allow) {
+            Some(true)
+        } else {
+            None
+        }
     }
 
     /// The name patterns the DNS forwarder allows for this run.
@@ -268,20 +328,30 @@ impl RunRules {
     /// transaction (`nft -f`), so no other destination's traffic is touched and no moment
     /// holds half of a change.
     pub fn render_nft(&self) -> String {
-        let mut addrs = Vec::new();
-        let mut ports = Vec::new();
-        for r in &self.allow {
-            match r.target {
-                Target::Address(a) => addrs.push(a.to_string()),
-                Target::Port(a, p) => ports.push(format!("{a} . {p}")),
-                Target::Name(_) => {}
+        let split = |rules: &[RunRule]| {
+            let (mut addrs, mut ports) = (Vec::new(), Vec::new());
+            for r in rules {
+                match r.target {
+                    Target::Address(a) => addrs.push(a.to_string()),
+                    Target::Port(a, p) => ports.push(format!("{a} . {p}")),
+                    Target::Name(_) => {}
+                }
             }
-        }
+            (addrs, ports)
+        };
+        let (addrs, ports) = split(&self.allow);
+        let (denied, denied_ports) = split(&self.deny);
+        let all = [
+            (RUN_ALLOWED_SET, addrs),
+            (RUN_ALLOWED_PORTS_SET, ports),
+            (RUN_DENIED_SET, denied),
+            (RUN_DENIED_PORTS_SET, denied_ports),
+        ];
         let mut s = String::new();
-        for set in [RUN_ALLOWED_SET, RUN_ALLOWED_PORTS_SET] {
+        for (set, _) in &all {
             s.push_str(&format!("flush set inet {TABLE} {set}\n"));
         }
-        for (set, elements) in [(RUN_ALLOWED_SET, addrs), (RUN_ALLOWED_PORTS_SET, ports)] {
+        for (set, elements) in all {
             if !elements.is_empty() {
                 s.push_str(&format!(
                     "add element inet {TABLE} {set} {{ {} }}\n",

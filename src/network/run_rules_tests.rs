@@ -100,6 +100,8 @@ fn allow_and_revoke_move_the_generation_and_render_one_transaction() {
         r.render_nft(),
         "flush set inet lazaret run_allowed\n\
          flush set inet lazaret run_allowed_ports\n\
+         flush set inet lazaret run_denied\n\
+         flush set inet lazaret run_denied_ports\n\
          add element inet lazaret run_allowed { 198.51.100.7 }\n\
          add element inet lazaret run_allowed_ports { 198.51.100.8 . 443, 198.51.100.9 . 53 }\n"
     );
@@ -110,7 +112,8 @@ fn allow_and_revoke_move_the_generation_and_render_one_transaction() {
     assert!(r.revoke(&t("198.51.100.9:53")));
     assert_eq!(
         r.render_nft(),
-        "flush set inet lazaret run_allowed\nflush set inet lazaret run_allowed_ports\n"
+        "flush set inet lazaret run_allowed\nflush set inet lazaret run_allowed_ports\n\
+         flush set inet lazaret run_denied\nflush set inet lazaret run_denied_ports\n"
     );
     assert_eq!(r.generation, 9);
 }
@@ -159,5 +162,41 @@ fn revoking_a_name_takes_out_only_the_addresses_no_kept_name_was_answered() {
     assert_eq!(
         answered.revoke_missing(&[]),
         [Ipv4Addr::new(198, 51, 100, 2)]
+    );
+}
+
+#[test]
+fn a_deny_replaces_an_allow_of_the_same_target_and_the_other_way_round() {
+    let mut r = RunRules::default();
+    assert_eq!(r.allow(t("198.51.100.7:443"), 1), Ok(true));
+    assert_eq!(r.deny(t("198.51.100.7:443"), 2), Ok(true));
+    assert!(r.allow.is_empty());
+    assert_eq!(
+        r.deny(t("198.51.100.7:443"), 3),
+        Ok(false),
+        "already refused"
+    );
+    assert_eq!(r.deny(t("denied.example"), 3), Ok(true));
+    assert_eq!(
+        r.denied_names(),
+        [NamePattern::Exact("denied.example".into())]
+    );
+    assert!(r.names().is_empty());
+    assert!(r
+        .render_nft()
+        .contains("add element inet lazaret run_denied_ports { 198.51.100.7 . 443 }\n"));
+    assert_eq!(r.allow(t("denied.example"), 4), Ok(true));
+    assert!(r.denied_names().is_empty());
+    assert!(
+        r.revoke(&t("198.51.100.7:443")),
+        "a revoke takes back a deny too"
+    );
+    assert!(r.deny.is_empty());
+    let text = serde_json::to_string(&r).unwrap_or_default();
+    assert_eq!(RunRules::parse(&text), Ok(r.clone()));
+    let old = r#"{"generation": 3, "allow": []}"#;
+    assert!(
+        RunRules::parse(old).is_ok_and(|o| o.deny.is_empty()),
+        "files without deny still load"
     );
 }

@@ -40,6 +40,18 @@ type Key = (String, Ipv4Addr, String, u16, Option<String>);
 
 /// Reads the entries of every denial set out of `nft -j list table inet lazaret`.
 pub fn parse_nft(json: &str) -> Vec<(String, String, Ipv4Addr, u16, u64)> {
+    set_elements(json, |name| {
+        name.starts_with(super::network_policy::DENIAL_SET_PREFIX)
+    })
+}
+
+/// The elements (address . protocol . port, with their packet counters) of the sets whose
+/// name `wanted` accepts, in `nft -j list table` output: (the set's comment or name, protocol,
+/// address, port, packets).
+pub fn set_elements(
+    json: &str,
+    wanted: impl Fn(&str) -> bool,
+) -> Vec<(String, String, Ipv4Addr, u16, u64)> {
     let Ok(doc) = serde_json::from_str::<serde_json::Value>(json) else {
         return Vec::new();
     };
@@ -48,7 +60,7 @@ pub fn parse_nft(json: &str) -> Vec<(String, String, Ipv4Addr, u16, u64)> {
     for item in items {
         let set = &item["set"];
         let name = set["name"].as_str().unwrap_or("");
-        if !name.starts_with(super::network_policy::DENIAL_SET_PREFIX) {
+        if !wanted(name) {
             continue;
         }
         let rule = set["comment"].as_str().unwrap_or(name).to_owned();

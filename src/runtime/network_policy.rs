@@ -146,6 +146,9 @@ pub struct NetworkPolicy {
     /// Public IPv4 destinations not matched by a prefix rule: refused unless the sidecar
     /// answered them for an allowed name (true), or allowed (false, the spec's default).
     pub default_deny: bool,
+    /// `default = "ask"` (with `default_deny` set): destinations and names no rule decides are
+    /// held up to this many seconds while the developer is asked ([`crate::network::ask`]).
+    pub ask_timeout: Option<u32>,
     /// Ports of the host's loopback the sandbox may reach (`host_services`), through
     /// slirp4netns' gateway [`HOST_LOOPBACK`]; nothing else of the host. Empty: the host's
     /// loopback is not reachable at all (slirp4netns' default).
@@ -204,6 +207,7 @@ impl Default for NetworkPolicy {
             allow_names: Vec::new(),
             deny_names: Vec::new(),
             default_deny: false,
+            ask_timeout: None,
             host_services: Vec::new(),
             publish: Vec::new(),
         }
@@ -231,6 +235,9 @@ pub struct DnsSettings {
     /// A name the forwarder answers itself, with this address (`host.lazaret.internal`).
     #[serde(default)]
     pub host_name: Option<(String, Ipv4Addr)>,
+    /// `default = "ask"`: unlisted names are held up to this many seconds.
+    #[serde(default)]
+    pub ask_timeout: Option<u32>,
 }
 
 /// Set of addresses the developer allowed for this run, every port (`lazaret net allow ADDR`).
@@ -239,6 +246,10 @@ pub const RUN_ALLOWED_SET: &str = "run_allowed";
 pub const RUN_ALLOWED_PORTS_SET: &str = "run_allowed_ports";
 /// Set of addresses the forwarder answered for names allowed for this run.
 pub const RUN_DNS_ALLOWED_SET: &str = "run_dns_allowed";
+/// Set of addresses the developer refused for this run, every port (`lazaret net deny ADDR`).
+pub const RUN_DENIED_SET: &str = "run_denied";
+/// Set of address . port pairs refused for this run (`lazaret net deny ADDR:PORT`).
+pub const RUN_DENIED_PORTS_SET: &str = "run_denied_ports";
 
 /// Name of the nftables table the sidecar installs.
 pub const TABLE: &str = "lazaret";
@@ -272,6 +283,16 @@ impl NetworkPolicy {
             default_deny: self.default_deny,
             host_name: (!self.host_services.is_empty())
                 .then(|| (HOST_SERVICES_NAME.to_owned(), HOST_LOOPBACK)),
+            ask_timeout: self.ask_timeout.filter(|_| self.default_deny),
+        }
+    }
+
+    /// The profile's `default`, as the configuration spells it: `allow`, `deny` or `ask`.
+    pub fn default_word(&self) -> &'static str {
+        match (self.default_deny, self.ask_timeout) {
+            (false, _) => "allow",
+            (true, None) => "deny",
+            (true, Some(_)) => "ask",
         }
     }
 
@@ -360,8 +381,18 @@ impl NetworkPolicy {
                     svc.port
                 );
             }
-            // Run-scoped allows (`lazaret net allow`, see `network::run_rules`): after DNS,
-            // before every prefix rule.
+            // Run-scoped denies, then allows (`lazaret net deny` / `allow`, see
+            // `network::run_rules`): after DNS, before every prefix rule.
+            deny(
+                &mut chain,
+                &format!("meta l4proto {{ tcp, udp }} ip daddr . th dport @{RUN_DENIED_PORTS_SET}"),
+                crate::network::ask::RUN_DENY_REASON,
+            );
+            deny(
+                &mut chain,
+                &format!("ip daddr @{RUN_DENIED_SET}"),
+                crate::network::ask::RUN_DENY_REASON,
+            );
             let _ = writeln!(
                 chain,
                 "    meta l4proto {{ tcp, udp }} ip daddr . th dport @{RUN_ALLOWED_PORTS_SET} accept"
@@ -385,6 +416,20 @@ impl NetworkPolicy {
             if self.default_deny {
                 let _ = writeln!(chain, "    ip daddr @{DNS_ALLOWED_SET} accept");
                 let _ = writeln!(chain, "    ip daddr @{RUN_DNS_ALLOWED_SET} accept");
+                if let Some(secs) = self.ask_timeout {
+                    use crate::network::ask::{expired_reason, EXPIRED_SET, HELD_SET};
+                    let key = "ip daddr . meta l4proto . th dport";
+                    deny(
+                        &mut chain,
+                        &format!("meta l4proto {{ tcp, udp }} {key} @{EXPIRED_SET}"),
+                        &expired_reason(secs),
+                    );
+                    // Held: recorded, and dropped, so the client's retransmission asks again.
+                    let _ = writeln!(
+                        chain,
+                        "    meta l4proto {{ tcp, udp }} add @{HELD_SET} {{ {key} }} drop"
+                    );
+                }
                 deny(
                     &mut chain,
                     "meta nfproto ipv4",
@@ -408,6 +453,29 @@ impl NetworkPolicy {
             s,
             "  set {RUN_ALLOWED_PORTS_SET} {{\n    type ipv4_addr . inet_service\n    size 1024\n  }}"
         );
+        let _ = writeln!(
+            s,
+            "  set {RUN_DENIED_SET} {{\n    type ipv4_addr\n    size 1024\n  }}"
+        );
+        let _ = writeln!(
+            s,
+            "  set {RUN_DENIED_PORTS_SET} {{\n    type ipv4_addr . inet_service\n    size 1024\n  }}"
+        );
+        if let (true, Some(secs)) = (self.enabled && self.default_deny, self.ask_timeout) {
+            use crate::network::ask::{EXPIRED_SET, HELD_SET, MAX_HELD};
+            // Held elements outlive the wait, so the sidecar sees every one time out.
+            let _ = writeln!(
+                s,
+                "  set {HELD_SET} {{\n    type ipv4_addr . inet_proto . inet_service\n    \
+                 flags dynamic,timeout; timeout {}s; size {MAX_HELD}; counter\n  }}",
+                secs + 120
+            );
+            let _ = writeln!(
+                s,
+                "  set {EXPIRED_SET} {{\n    type ipv4_addr . inet_proto . inet_service\n    \
+                 flags timeout; size 4096\n  }}"
+            );
+        }
         s.push_str(&sets);
         let _ = writeln!(s, "  chain output {{");
         let _ = writeln!(
@@ -532,6 +600,41 @@ mod tests {
             "{nft}"
         );
         assert!(!nft.contains("dport 53 accept"), "{nft}");
+    }
+
+    #[test]
+    fn ask_holds_what_no_rule_decides_after_every_rule_and_refuses_the_expired() {
+        let policy = NetworkPolicy {
+            default_deny: true,
+            ask_timeout: Some(45),
+            ..NetworkPolicy::default()
+        };
+        let nft = policy.render_nft();
+        let at = |want: &str| {
+            nft.find(want)
+                .unwrap_or_else(|| panic!("missing {want:?} in\n{nft}"))
+        };
+        let run_denied = at("ip daddr @run_denied meta l4proto tcp update @denied_");
+        let run_allowed = at("ip daddr @run_allowed accept");
+        let prefixes = at("ip daddr 10.0.0.0/8 meta l4proto tcp");
+        let answered = at("ip daddr @run_dns_allowed accept");
+        let expired = at("ip daddr . meta l4proto . th dport @ask_expired meta l4proto tcp update");
+        let hold = at(
+            "meta l4proto { tcp, udp } add @ask_held { ip daddr . meta l4proto . th dport } drop",
+        );
+        let rest = at("meta nfproto ipv4 meta l4proto tcp update @denied_");
+        assert!(run_denied < run_allowed && run_allowed < prefixes && prefixes < answered);
+        assert!(answered < expired && expired < hold && hold < rest, "{nft}");
+        assert!(nft.contains("comment \"nobody answered within 45 s (default ask)\""));
+        assert!(nft.contains("timeout 165s; size 64; counter"), "{nft}");
+        let deny = NetworkPolicy {
+            default_deny: true,
+            ..NetworkPolicy::default()
+        }
+        .render_nft();
+        assert!(!deny.contains("ask_held") && !deny.contains("ask_expired"));
+        assert_eq!(policy.default_word(), "ask");
+        assert_eq!(policy.dns_settings().ask_timeout, Some(45));
     }
 
     #[test]

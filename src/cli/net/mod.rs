@@ -1,7 +1,9 @@
-//! `lazaret net`: the Domain's network policy — what it refused (`denials`), and the
-//! destinations the developer allows for the current run (`allow`, `revoke`, `rules`).
+//! `lazaret net`: the Domain's network policy — what it refused (`denials`), what it holds
+//! under `default = "ask"` (`held`), and the destinations the developer allows or refuses for
+//! the current run (`allow`, `deny`, `revoke`, `rules`).
 
 mod denials;
+mod held;
 mod rules;
 
 use crate::domain::layout::Layout;
@@ -21,6 +23,8 @@ pub enum NetCommand {
     Denials(denials::DenialsArgs),
     Allow(rules::AllowArgs),
     Revoke(rules::RevokeArgs),
+    Deny(held::DenyArgs),
+    Held(held::HeldArgs),
     Rules(rules::RulesArgs),
 }
 
@@ -29,6 +33,8 @@ pub fn execute(layout: &Layout, args: NetArgs) -> anyhow::Result<i32> {
         NetCommand::Denials(args) => denials::denials(layout, &args),
         NetCommand::Allow(args) => rules::allow(layout, &args),
         NetCommand::Revoke(args) => rules::revoke(layout, &args),
+        NetCommand::Deny(args) => held::deny(layout, &args),
+        NetCommand::Held(args) => held::held(layout, &args),
         NetCommand::Rules(args) => rules::rules(layout, &args),
     };
     match result {

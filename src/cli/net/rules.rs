@@ -16,7 +16,7 @@ use clap::Args;
 use std::io::Write;
 
 /// Exit status of a target that cannot be allowed as written (usage-like, as clap's 2).
-const BAD_TARGET: i32 = 2;
+pub(super) const BAD_TARGET: i32 = 2;
 
 /// Allow a refused destination for this run of the Domain
 ///
@@ -52,10 +52,10 @@ pub struct AllowArgs {
     pub json: bool,
 }
 
-/// Take back a destination allowed for this run
+/// Take back a destination allowed (or refused) for this run
 ///
-/// Connections already open stay open; new ones are refused again as the profile says. For a
-/// name, the addresses answered for it are no longer connectable either.
+/// Connections already open stay open; new ones are decided again as the profile says. For an
+/// allowed name, the addresses answered for it are no longer connectable either.
 #[derive(Debug, Args)]
 pub struct RevokeArgs {
     /// ADDR, ADDR:PORT or NAME, as `lazaret net allow` took it (`lazaret net rules` lists them).
@@ -63,7 +63,7 @@ pub struct RevokeArgs {
     /// Agent Profile of the Domain (default: the configuration's default profile).
     #[arg(long)]
     pub profile: Option<String>,
-    /// Print {target, revoked (false: it was not allowed), rules} as JSON.
+    /// Print {target, revoked (false: it was neither allowed nor refused), rules, deny} as JSON.
     #[arg(long)]
     pub json: bool,
 }
@@ -77,19 +77,20 @@ pub struct RulesArgs {
     /// Agent Profile of the Domain (default: the configuration's default profile).
     #[arg(long)]
     pub profile: Option<String>,
-    /// Print {profile: {name, enabled, default, allow, deny, allow_names, deny_names,
-    /// host_services}, run: [{target, added_unix}]} as JSON.
+    /// Print {profile: {name, enabled, default, ask_timeout, allow, deny, allow_names,
+    /// deny_names, host_services}, run: [{target, added_unix}], run_deny: [{target,
+    /// added_unix}]} as JSON.
     #[arg(long)]
     pub json: bool,
 }
 
 /// The Domain of this workspace and profile, running.
-struct Running {
-    profile: AgentProfile,
-    domain: Domain,
+pub(super) struct Running {
+    pub(super) profile: AgentProfile,
+    pub(super) domain: Domain,
 }
 
-fn running(layout: &Layout, profile: Option<&str>) -> anyhow::Result<Running> {
+pub(super) fn running(layout: &Layout, profile: Option<&str>) -> anyhow::Result<Running> {
     let this = crate::cli::this_domain::this_domain(layout, profile)?;
     let (profile, domain) = (this.profile, this.domain);
     if !this.running || !status_dir(&domain).join("ready").exists() {
@@ -229,14 +230,19 @@ pub fn revoke(layout: &Layout, args: &RevokeArgs) -> anyhow::Result<i32> {
     let rules = run_rules_store::load(&dir)?;
     let mut out = std::io::stdout().lock();
     if args.json {
-        let v = serde_json::json!({ "target": shown, "revoked": revoked, "rules": rules.allow });
+        let v = serde_json::json!({
+            "target": shown, "revoked": revoked, "rules": rules.allow, "deny": rules.deny,
+        });
         writeln!(out, "{v}")?;
     } else if revoked {
-        writeln!(out, "revoked {shown}: refused again as the profile says")?;
+        writeln!(
+            out,
+            "revoked {shown}: the profile's policy decides it again"
+        )?;
     } else {
         writeln!(
             out,
-            "{shown} was not allowed for this run (`lazaret net rules` lists what is)"
+            "{shown} was not allowed or refused for this run (`lazaret net rules` lists what is)"
         )?;
     }
     Ok(0)
@@ -253,7 +259,7 @@ pub fn rules(layout: &Layout, args: &RulesArgs) -> anyhow::Result<i32> {
         RunRules::default()
     };
     let n = &profile.network;
-    let default = if n.default_deny { "deny" } else { "allow" };
+    let default = n.default_word();
     let strings = |v: &[crate::runtime::network_policy::Ipv4Prefix]| -> Vec<String> {
         v.iter().map(ToString::to_string).collect()
     };
@@ -264,6 +270,7 @@ pub fn rules(layout: &Layout, args: &RulesArgs) -> anyhow::Result<i32> {
                 "name": profile.name,
                 "enabled": n.enabled,
                 "default": default,
+                "ask_timeout": n.ask_timeout,
                 "allow": strings(&n.allow),
                 "deny": strings(&n.deny),
                 "allow_names": n.allow_names,
@@ -271,6 +278,7 @@ pub fn rules(layout: &Layout, args: &RulesArgs) -> anyhow::Result<i32> {
                 "host_services": n.host_services.iter().map(ToString::to_string).collect::<Vec<_>>(),
             },
             "run": run.allow,
+            "run_deny": run.deny,
         });
         writeln!(out, "{v}")?;
         return Ok(0);
@@ -295,20 +303,25 @@ pub fn rules(layout: &Layout, args: &RulesArgs) -> anyhow::Result<i32> {
             }
         }
     }
-    if run.allow.is_empty() {
+    if let Some(secs) = n.ask_timeout {
+        writeln!(out, "  ask_timeout  {secs} s")?;
+    }
+    if run.allow.is_empty() && run.deny.is_empty() {
         writeln!(
             out,
-            "this run: nothing allowed (lazaret net allow ADDR[:PORT] | NAME)"
+            "this run: nothing allowed or refused (lazaret net allow | deny ADDR[:PORT] | NAME)"
         )?;
     } else {
         writeln!(out, "this run:")?;
-        for r in &run.allow {
-            writeln!(
-                out,
-                "  allow        {:<32} since {} UTC",
-                r.target.to_string(),
-                super::utc(r.added_unix)
-            )?;
+        for (label, list) in [("allow", &run.allow), ("deny", &run.deny)] {
+            for r in list {
+                writeln!(
+                    out,
+                    "  {label:<12} {:<32} since {} UTC",
+                    r.target.to_string(),
+                    super::utc(r.added_unix)
+                )?;
+            }
         }
     }
     Ok(0)

@@ -77,6 +77,10 @@ impl SpawnConfig {
     }
 }
 
+/// Labels of the clients that are a terminal of a session (`lazaret run --detachable`,
+/// `lazaret attach`: [`crate::detachable`], `lazaret_ui::attach`), as their `connect` says.
+pub const TERMINAL_LABELS: [&str; 2] = ["run", "attach"];
+
 /// A connected client.
 struct Viewer {
     label: String,
@@ -106,6 +110,15 @@ pub struct SessionHost {
     watchers: Mutex<HashMap<String, GitSentryWatch>>,
     /// Ports of the sandbox published on the host, with their forwarders.
     ports: Mutex<Vec<ports::Forwarder>>,
+}
+
+impl Viewer {
+    /// A session's terminal ([`TERMINAL_LABELS`], attached), not a control centre.
+    fn is_terminal(&self) -> bool {
+        self.centre.is_none()
+            && !self.channels.is_empty()
+            && TERMINAL_LABELS.contains(&self.label.as_str())
+    }
 }
 
 type GitSentryWatch = (Arc<AtomicBool>, std::thread::JoinHandle<Vec<String>>);
@@ -138,6 +151,30 @@ impl SessionHost {
         panel_feed::spawn(host.clone(), host.feed.clone());
         spawn_trim(&host);
         host
+    }
+
+    /// Whether the profile holds what no rule decides (`default = "ask"`, issue #17): only
+    /// then is the sidecar's held list read and sent.
+    pub fn asks(&self) -> bool {
+        let network = &self.spawn.profile.network;
+        network.enabled && network.ask_timeout.is_some()
+    }
+
+    /// The queues of the Domain's terminals that are not control centres: clients labelled
+    /// [`TERMINAL_LABELS`] attached to a session (`lazaret run --detachable`, `lazaret
+    /// attach`). They are sent what the sidecar holds ([`panel_feed`]).
+    pub fn terminals(&self) -> Vec<OutboundSender> {
+        lock(&self.viewers)
+            .values()
+            .filter(|v| v.is_terminal())
+            .map(|v| v.out.clone())
+            .collect()
+    }
+
+    /// What the sidecar holds as it changes, for a registered `lazaret run` session; None when
+    /// the profile does not ask (nothing is ever held).
+    pub fn watch_held(&self) -> Option<tokio::sync::watch::Receiver<panel_feed::HeldList>> {
+        self.asks().then(|| lock(&self.feed).watch_held())
     }
 
     /// The queues of the control centres watching the Domain.
@@ -306,7 +343,7 @@ impl SessionHost {
             ));
         }
         let viewer = self.engine.registry().connect_viewer();
-        let attachment = {
+        let (attachment, terminal) = {
             let mut viewers = lock(&self.viewers);
             let v = viewers.get_mut(&key).ok_or("the client is gone")?;
             if let Some(old) = v.models.remove(id.as_str()) {
@@ -323,7 +360,7 @@ impl SessionHost {
             let channel = v.next_channel;
             v.next_channel = v.next_channel.wrapping_add(1).max(1);
             v.channels.insert(channel, id.as_str().to_owned());
-            Attachment {
+            let attachment = Attachment {
                 viewer: key,
                 label: v.label.clone(),
                 channel,
@@ -335,11 +372,16 @@ impl SessionHost {
                     Updates::Bytes => Feed::Bytes,
                     Updates::Screen => Feed::screen(),
                 },
-            }
+            };
+            (attachment, v.is_terminal().then(|| v.out.clone()))
         };
         // The waiting prompts of the session are offered by the core's `Attach` (above).
         if !session.attach(attachment, history) {
             return Err(no_such_session(id.as_str()));
+        }
+        // A terminal learns at once what the sidecar holds (after `attached`).
+        if let Some(out) = terminal.filter(|_| self.asks()) {
+            lock(&self.feed).greet_held(&out);
         }
         self.publish(&session);
         tracing::info!(session = %id.as_str(), by = %self.describe(key), "attached");

@@ -1,13 +1,16 @@
 //! Alerts outside the TUI (issue #15): when a pane starts needing the developer (its program
-//! rang the bell or sent a notification, or an escalation of its session waits), the TUI may
+//! rang the bell or sent a notification, or an escalation of its session waits), or a Domain's
+//! sidecar starts holding a connection under `default = "ask"` (issue #17), the TUI may
 //! ring the host terminal's bell, send its own desktop notification (OSC 9 or OSC 777 with
 //! Lazaret's words — never the sandbox's bytes) and run a configured host command with the
 //! event as JSON on its stdin. Settings: `[alerts]` of `tui.toml`. Sans-IO: [`Alerter::due`]
-//! says what is due; the loop writes the bytes and the launcher runs the command.
+//! and [`HeldAlerter::due`] say what is due; the loop writes the bytes and the launcher runs
+//! the command.
 
 use super::layout::PaneId;
 use lazaret_protocol::activity::Need;
-use std::collections::HashMap;
+use lazaret_protocol::held::HeldEntry;
+use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 /// Lazaret's own desktop notification, if any.
@@ -41,20 +44,48 @@ pub struct AlertSettings {
     pub command: Vec<String>,
 }
 
-/// One pane that starts needing the developer.
+/// One pane that starts needing the developer, or a connection a sidecar starts holding.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Alert {
+    /// The pane (0 for a held connection: no pane's own).
     pub pane: PaneId,
     pub session: String,
-    /// `attention` or `escalation`.
+    /// `attention`, `escalation` or `held`.
     pub kind: &'static str,
-    /// What the program sent (escaped by its coordinator; empty for an escalation).
+    /// What the program sent (escaped by its coordinator; empty for an escalation), or the held
+    /// target (escaped here).
     pub reason: String,
+    /// For `held`: how many more destinations started being held with it.
+    pub more: usize,
+}
+
+/// A held target as the host terminal may be told it: an address and port, or a DNS name of
+/// letters, digits, `.`, `-` and `_` (Lazaret formats the first; a name the sandbox chose is
+/// shown only when it is that plain); None otherwise.
+fn plain_target(target: &str) -> Option<&str> {
+    let plain = !target.is_empty()
+        && target.len() <= 255
+        && target
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b':'));
+    plain.then_some(target)
 }
 
 impl Alert {
-    /// Lazaret's own words for the host terminal: no byte the sandbox chose.
+    /// Lazaret's own words for the host terminal: no byte the sandbox chose (a held name only
+    /// when it is plain, see [`plain_target`]).
     pub fn text(&self) -> String {
+        if self.kind == "held" {
+            let what = plain_target(&self.reason).unwrap_or("a destination");
+            let more = match self.more {
+                0 => String::new(),
+                n => format!(" (and {n} more)"),
+            };
+            return format!(
+                "Lazaret: network: the sandbox waits for {what}{more} — a allow, d deny in the \
+                 denials panel"
+            );
+        }
         let what = if self.kind == "escalation" {
             "an escalation waits"
         } else {
@@ -135,12 +166,76 @@ impl Alerter {
                     session: session.clone(),
                     kind,
                     reason: reason.clone(),
+                    more: 0,
                 });
             }
             seen.insert(pane, (need, reason));
         }
         self.last = seen;
         out
+    }
+}
+
+/// Which held connections each Domain's alerts told of, and when the last went out: one
+/// alert when a Domain's sidecar starts holding something, at most one per [`ALERT_GAP`] for
+/// all Domains (the sandbox chooses how many destinations it tries: it never makes the
+/// developer's alert command run in a loop). What starts being held during the gap is told by
+/// the next alert, while still held.
+#[derive(Default)]
+pub struct HeldAlerter {
+    told: HashMap<String, HashSet<String>>,
+    sent: Option<Instant>,
+}
+
+impl HeldAlerter {
+    /// What each Domain holds now (by Domain ID); the alert due, if any (the Domain it is for).
+    pub fn due(
+        &mut self,
+        at: Instant,
+        held: &HashMap<String, Vec<HeldEntry>>,
+    ) -> Option<(String, Alert)> {
+        // A target no longer held is forgotten: held again later, it is news again.
+        self.told.retain(|domain, told| {
+            let now = held.get(domain).map(Vec::as_slice).unwrap_or_default();
+            told.retain(|t| now.iter().any(|e| e.target == *t));
+            !told.is_empty()
+        });
+        let mut fresh: Vec<(&String, &HeldEntry)> = Vec::new();
+        for (domain, entries) in held {
+            let told = self.told.get(domain);
+            fresh.extend(
+                entries
+                    .iter()
+                    .filter(|e| !told.is_some_and(|t| t.contains(&e.target)))
+                    .map(|e| (domain, e)),
+            );
+        }
+        if fresh.is_empty()
+            || self
+                .sent
+                .is_some_and(|s| at.saturating_duration_since(s) < ALERT_GAP)
+        {
+            return None;
+        }
+        fresh.sort_by_key(|(d, e)| (e.since, (*d).clone(), e.target.clone()));
+        self.sent = Some(at);
+        for (domain, e) in &fresh {
+            self.told
+                .entry((*domain).clone())
+                .or_default()
+                .insert(e.target.clone());
+        }
+        let (domain, first) = fresh[0];
+        Some((
+            domain.clone(),
+            Alert {
+                pane: 0,
+                session: String::new(),
+                kind: "held",
+                reason: crate::terminal::escape::visible(&first.target),
+                more: fresh.len() - 1,
+            },
+        ))
     }
 }
 

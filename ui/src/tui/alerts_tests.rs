@@ -74,6 +74,7 @@ fn the_host_terminal_gets_lazarets_words_never_the_programs() {
         session: "ab".repeat(32),
         kind: "attention",
         reason: "notification: \\u{1b}]52;c;cHduZWQ=\\u{7} pwned".into(),
+        more: 0,
     };
     let off = AlertSettings::default();
     assert!(alert.bytes(&off).is_empty(), "all off by default");
@@ -141,4 +142,108 @@ fn a_program_that_calls_again_and_again_gets_one_alert_per_gap() {
         ],
     );
     assert_eq!(kinds(&got), vec![(2, "attention")]);
+}
+
+fn held(target: &str, since: u64) -> HeldEntry {
+    HeldEntry {
+        target: target.into(),
+        protocol: "tcp".into(),
+        since,
+        deadline: since + 60,
+        count: 1,
+    }
+}
+
+fn holding(domains: &[(&str, &[HeldEntry])]) -> HashMap<String, Vec<HeldEntry>> {
+    domains
+        .iter()
+        .map(|(d, e)| ((*d).to_owned(), e.to_vec()))
+        .collect()
+}
+
+#[test]
+fn a_held_connection_alerts_once_and_a_flood_of_them_once_per_gap() {
+    let mut a = HeldAlerter::default();
+    let t0 = start();
+    assert_eq!(a.due(t0, &HashMap::new()), None);
+    let one = [held("203.0.113.7:443", 10)];
+    let (domain, alert) = a.due(t0, &holding(&[("d1", &one)])).unwrap_or_else(|| {
+        panic!("no alert for a new held connection");
+    });
+    assert_eq!(domain, "d1");
+    assert_eq!((alert.kind, alert.pane, alert.more), ("held", 0, 0));
+    assert_eq!(
+        alert.text(),
+        "Lazaret: network: the sandbox waits for 203.0.113.7:443 — a allow, d deny in the \
+         denials panel"
+    );
+    // Still held: nothing new.
+    assert_eq!(a.due(t0 + ALERT_GAP, &holding(&[("d1", &one)])), None);
+
+    // Another one within the gap waits for it; then it is told, if still held.
+    let t1 = t0 + ALERT_GAP * 2;
+    let two = [held("203.0.113.7:443", 10), held("198.51.100.9:80", 20)];
+    assert!(a.due(t1, &holding(&[("d1", &two)])).is_some());
+    let three = [
+        held("203.0.113.7:443", 10),
+        held("198.51.100.9:80", 20),
+        held("pkg.example.net", 21),
+    ];
+    let other = [held("192.0.2.1:22", 22)];
+    let now = holding(&[("d1", &three), ("d2", &other)]);
+    assert_eq!(a.due(t1 + Duration::from_secs(1), &now), None, "in the gap");
+    let (domain, alert) = a
+        .due(t1 + ALERT_GAP, &now)
+        .unwrap_or_else(|| panic!("no alert after the gap"));
+    assert_eq!(
+        (domain.as_str(), alert.reason.as_str()),
+        ("d1", "pkg.example.net")
+    );
+    assert_eq!(alert.more, 1, "the other Domain's, oldest first");
+    assert!(alert.text().contains("pkg.example.net (and 1 more)"));
+    assert_eq!(a.due(t1 + ALERT_GAP * 2, &now), None);
+
+    // A flood of new destinations: one alert per gap, whatever the sandbox tries.
+    let mut alerts = 0;
+    for i in 0..1000u64 {
+        let flood = [held(
+            &format!("203.0.113.{}:{}", i % 200, 1000 + i),
+            100 + i,
+        )];
+        let at = t1 + ALERT_GAP * 3 + Duration::from_millis(25 * i);
+        alerts += usize::from(a.due(at, &holding(&[("d1", &flood)])).is_some());
+    }
+    assert_eq!(alerts, 3, "25 s of a flood: at 0, 10 and 20 s");
+
+    // Gone, then held again: news again.
+    let t2 = t1 + ALERT_GAP * 10;
+    assert_eq!(a.due(t2, &HashMap::new()), None);
+    assert!(a.due(t2 + ALERT_GAP, &holding(&[("d1", &one)])).is_some());
+}
+
+#[test]
+fn a_held_name_reaches_the_host_terminal_only_when_plain() {
+    let alert = |reason: &str| Alert {
+        pane: 0,
+        session: String::new(),
+        kind: "held",
+        reason: reason.into(),
+        more: 0,
+    };
+    assert!(alert("pkg.example-1.net")
+        .text()
+        .contains("waits for pkg.example-1.net —"));
+    for hostile in [
+        r"evil\u{1b}]9;x\u{7}.com",
+        "a;b.example",
+        "approve me please",
+        "",
+    ] {
+        let text = alert(hostile).text();
+        assert!(text.contains("waits for a destination —"), "{text}");
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&alert(r"evil\u{1b}.com").json("/w")).unwrap_or_default();
+    assert_eq!(json["event"], "held");
+    assert_eq!(json["reason"], r"evil\u{1b}.com");
 }

@@ -14,6 +14,7 @@ use crate::terminal::line_editor::{self, Key, LineEditor};
 use crossterm::event::{Event, KeyEvent};
 use lazaret_client::target::{Launcher, Target};
 use lazaret_protocol::denial::DenialEntry;
+use lazaret_protocol::held::HeldEntry;
 use ratatui::layout::Rect;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
@@ -47,8 +48,17 @@ pub struct App {
     pub denials: Vec<DenialEntry>,
     pub denial_filter: String,
     pub filtering: bool,
-    /// The selected row of the denials panel (among those its filter shows).
+    /// What the panes' Domain's sidecar holds under `default = "ask"` (the denials panel's
+    /// first rows).
+    pub held: Vec<HeldEntry>,
+    /// The selected row of the denials panel (held rows, then the denials its filter shows).
     pub denial_selected: usize,
+    /// The selected row went away while the panel had the keyboard: the next action key only
+    /// says so.
+    pub denial_moved: bool,
+    /// The row the developer last allowed or refused in the panel (its going away is no
+    /// surprise).
+    pub denial_acted: Option<super::denials_panel::RowId>,
     /// What the denials panel asks before acting (a private address, lines to save).
     pub net_confirm: Option<super::denials_panel::NetConfirm>,
     pub domain: DomainView,
@@ -61,11 +71,19 @@ pub struct App {
     /// Each Domain's state and denials as its coordinator last sent them (by Domain ID).
     pub domain_states: std::collections::HashMap<String, DomainView>,
     pub domain_denials: std::collections::HashMap<String, Vec<DenialEntry>>,
+    /// What each Domain's sidecar holds, as its coordinator last sent it (by Domain ID).
+    pub domain_held: std::collections::HashMap<String, Vec<HeldEntry>>,
+    /// Which held connections were alerted for.
+    pub held_alerter: super::alerts::HeldAlerter,
+    /// The Unix seconds the panels count a held connection's time left from; None: the host's
+    /// clock (tests set it).
+    pub clock: Option<u64>,
     /// Each session's activity as its coordinator last sent it (by session ID).
     pub activity: std::collections::HashMap<String, lazaret_protocol::activity::SessionActivity>,
     /// Whether the host terminal has focus (focus events; true until one says otherwise).
     pub host_focused: bool,
-    /// Whether the last frame showed a session `working` (the marker turns `idle` with time).
+    /// Whether the last frame showed what changes with time alone: a session `working` (its
+    /// marker turns `idle`), a held connection (its seconds left).
     pub drawn_working: bool,
     /// Which panes were last alerted for (`[alerts]`).
     pub alerter: super::alerts::Alerter,
@@ -120,7 +138,10 @@ impl App {
             escalations: EscalationPanel::default(),
             denials: Vec::new(),
             denial_filter: String::new(),
+            held: Vec::new(),
             denial_selected: 0,
+            denial_moved: false,
+            denial_acted: None,
             net_confirm: None,
             filtering: false,
             domain: DomainView::default(),
@@ -130,6 +151,9 @@ impl App {
             launcher: launcher.clone(),
             domain_states: Default::default(),
             domain_denials: Default::default(),
+            domain_held: Default::default(),
+            held_alerter: Default::default(),
+            clock: None,
             activity: Default::default(),
             host_focused: true,
             drawn_working: false,
@@ -270,9 +294,24 @@ impl App {
             .get(&domain)
             .cloned()
             .unwrap_or_default();
-        if self.denials != denials {
+        let held = self.domain_held.get(&domain).cloned().unwrap_or_default();
+        if self.denials != denials || self.held != held {
+            let before = self.selected_row_id();
             self.denials = denials;
+            self.held = held;
+            self.reselect(before);
         }
+    }
+
+    /// Unix seconds now (see [`App::clock`]).
+    pub fn now_unix(&self) -> u64 {
+        self.clock
+            .unwrap_or_else(|| super::app_activity::now_ms() / 1000)
+    }
+
+    /// Connections and names held now over every Domain the TUI shows.
+    pub fn held_count(&self) -> usize {
+        self.domain_held.values().map(Vec::len).sum()
     }
 
     fn split(&mut self, dir: Option<Dir>) {
@@ -382,6 +421,13 @@ impl App {
         self.panels = true;
         if which == Focus::Escalations && self.focus != which {
             self.escalations.shown(Instant::now());
+        }
+        // The panel comes into view as it is; held connections wait: the first is selected.
+        if which == Focus::Denials && self.focus != which {
+            self.denial_moved = false;
+            if !self.held.is_empty() {
+                self.denial_selected = 0;
+            }
         }
         self.focus = which;
     }

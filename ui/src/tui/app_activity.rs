@@ -108,9 +108,10 @@ impl App {
         }
     }
 
-    /// Alerts outside the TUI for panes that start needing the developer (`[alerts]` of
-    /// `tui.toml`): the host terminal's bytes are kept for the next frame, the configured
-    /// command is run by the launcher. Returns the alerts sent.
+    /// Alerts outside the TUI for panes that start needing the developer, and for connections
+    /// a sidecar starts holding (`[alerts]` of `tui.toml`): the host terminal's bytes are kept
+    /// for the next frame, the configured command is run by the launcher. A held connection is
+    /// also told in the status line (the panels may be hidden). Returns the alerts sent.
     pub fn send_alerts(&mut self, now_ms: u64) -> Vec<Alert> {
         let needs: Vec<_> = self
             .panes
@@ -125,15 +126,42 @@ impl App {
                 Some((pane, session, self.need_of(pane, now_ms), reason))
             })
             .collect();
-        let due = self.alerter.due(std::time::Instant::now(), needs);
+        let at = std::time::Instant::now();
+        let mut due: Vec<(Option<String>, Alert)> = self
+            .alerter
+            .due(at, needs)
+            .into_iter()
+            .map(|a| (None, a))
+            .collect();
+        if let Some((domain, alert)) = self.held_alerter.due(at, &self.domain_held) {
+            let more = match alert.more {
+                0 => String::new(),
+                n => format!(" (and {n} more)"),
+            };
+            // Another Domain's: which one, by its workspace (the panel shows the focused pane's).
+            let whose = match self.plan_of_domain(&domain) {
+                Some(p) if domain != self.current_plan().domain_id() => format!(
+                    " of {}",
+                    crate::terminal::escape::visible(&p.address.workspace.display().to_string())
+                ),
+                _ => String::new(),
+            };
+            self.message(format!(
+                "network: the sandbox{whose} waits for {}{more} — {}, then a allows · d denies",
+                alert.reason,
+                self.denials_key()
+            ));
+            due.push((Some(domain), alert));
+        }
         let settings = self.settings.alerts.clone();
-        for alert in &due {
+        for (domain, alert) in &due {
             self.host_bytes.extend(alert.bytes(&settings));
             if !settings.command.is_empty() {
-                let workspace = self
-                    .panes
-                    .get(&alert.pane)
-                    .and_then(|p| p.plan.as_ref())
+                let plan = match domain {
+                    Some(d) => self.plan_of_domain(d),
+                    None => self.panes.get(&alert.pane).and_then(|p| p.plan.as_ref()),
+                };
+                let workspace = plan
                     .unwrap_or(&self.plan)
                     .address
                     .workspace
@@ -143,14 +171,29 @@ impl App {
                     .alert(&settings.command, &alert.json(&workspace));
             }
         }
-        due
+        due.into_iter().map(|(_, a)| a).collect()
     }
 
-    /// Whether a session is `working` now (its marker turns `idle` with time alone).
-    pub fn any_working(&self, now_ms: u64) -> bool {
-        self.activity
+    /// The plan of a pane of Domain `domain` (or the TUI's own, when it is that Domain's).
+    fn plan_of_domain(
+        &self,
+        domain: &str,
+    ) -> Option<&std::sync::Arc<lazaret_client::target::Target>> {
+        self.panes
             .values()
-            .any(|a| a.need(now_ms) == Need::Working)
+            .filter_map(|p| p.plan.as_ref())
+            .chain(std::iter::once(&self.plan))
+            .find(|p| p.domain_id() == domain)
+    }
+
+    /// Whether a frame shows what changes with time alone: a session `working` (its marker
+    /// turns `idle`), a held connection (its seconds left).
+    pub fn ticking(&self, now_ms: u64) -> bool {
+        !self.held.is_empty()
+            || self
+                .activity
+                .values()
+                .any(|a| a.need(now_ms) == Need::Working)
     }
 
     /// The developer looks at the focused pane (the TUI's terminal has focus, and the pane's

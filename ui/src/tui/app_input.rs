@@ -99,6 +99,7 @@ impl App {
             Focus::Denials if k.kind == KeyEventKind::Repeat => {}
             Focus::Denials if k.code == KeyCode::Char('a') => self.allow_selected(false),
             Focus::Denials if k.code == KeyCode::Char('s') => self.allow_selected(true),
+            Focus::Denials if k.code == KeyCode::Char('d') => self.deny_selected(),
             _ if k.code == KeyCode::Esc => self.focus = Focus::Panes,
             _ => {}
         }

@@ -113,12 +113,22 @@ impl App {
                 save,
                 answer,
             } => self.destination_allowed(domain, target, save, answer, private),
+            LinkEvent::DestinationDenied { answer, .. } => self.destination_denied(answer),
+            LinkEvent::Held(entries) => {
+                if entries.is_empty() {
+                    self.domain_held.remove(domain);
+                } else {
+                    self.domain_held.insert(domain.to_owned(), entries);
+                }
+            }
             LinkEvent::Activity { session, activity } => {
                 self.activity_event(session.as_str(), activity);
             }
             LinkEvent::Error(message) => self.message(message),
             LinkEvent::Gone(reason) => {
                 self.links.forget(domain);
+                // Nothing is held for a Domain whose coordinator is gone (or not known to be).
+                self.domain_held.remove(domain);
                 let gone: Vec<PaneId> = self
                     .panes
                     .values()

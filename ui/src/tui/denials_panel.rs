@@ -3,9 +3,18 @@
 //! coordinator — the same rules as `lazaret net allow [--save]`. What needs the developer's
 //! word is asked first, in the panel: a private address (`y` allows it), and the exact lines a
 //! save would change in the configuration file (`y` writes them). Any other key cancels.
+//!
+//! Under `default = "ask"` the connections and names the Domain's sidecar holds come first
+//! (`?` rows, whatever the filter): `a` lets one through (for this run), `d` refuses it (for
+//! this run, as `lazaret net deny`). `d` on a denial row refuses it for the run too — over
+//! any allow, so it takes back one given for this run. The selection keeps to its row as the
+//! lists change; when that row goes away (decided elsewhere, its time ran out) the next
+//! action key only says so: nothing acts on a row the developer did not pick.
 
 use super::app::App;
+use crate::terminal::escape;
 use lazaret_protocol::denial::DenialEntry;
+use lazaret_protocol::held::HeldEntry;
 use lazaret_protocol::messages::{AllowAnswer, SaveStep};
 
 /// What the panel asks before acting.
@@ -62,31 +71,152 @@ pub fn allowed_now(run: &[String], e: &DenialEntry) -> bool {
     })
 }
 
+/// A row of the panel: a held connection or name (first), or a denial.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Row<'a> {
+    Held(&'a HeldEntry),
+    Denial(&'a DenialEntry),
+}
+
+/// Which row the developer selected, kept across list changes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RowId {
+    held: bool,
+    protocol: String,
+    target: String,
+}
+
+impl Row<'_> {
+    /// The destination as `lazaret net allow` / `deny` take it.
+    pub fn target(&self) -> String {
+        match self {
+            Row::Held(h) => h.target.clone(),
+            Row::Denial(e) => target_of(e),
+        }
+    }
+
+    fn id(&self) -> RowId {
+        RowId {
+            held: matches!(self, Row::Held(_)),
+            protocol: match self {
+                Row::Held(h) => h.protocol.clone(),
+                Row::Denial(e) => e.protocol.clone(),
+            },
+            target: self.target(),
+        }
+    }
+}
+
+/// The panel's rows: every held entry (oldest first), then the denials its filter shows.
+pub fn rows<'a>(held: &'a [HeldEntry], denials: &'a [DenialEntry], filter: &str) -> Vec<Row<'a>> {
+    held.iter()
+        .map(Row::Held)
+        .chain(shown(denials, filter).into_iter().map(Row::Denial))
+        .collect()
+}
+
+/// A held entry's row as the panel shows it (target escaped: the sandbox chose it):
+/// `? 203.0.113.7:443 tcp  held 12s left`.
+pub fn held_row(h: &HeldEntry, now_unix: u64) -> String {
+    format!(
+        "? {} {}  held {}s left",
+        escape::visible(&h.target),
+        escape::visible(&h.protocol),
+        h.deadline.saturating_sub(now_unix)
+    )
+}
+
 impl App {
-    /// The selected denial (clamped to what is shown).
+    /// How the keyboard reaches the panel (`ctrl-b w` by default), for hints.
+    pub fn denials_key(&self) -> String {
+        let keymap = &self.settings.keymap;
+        match keymap.keys(super::keymap::Action::Denials).first() {
+            Some(k) => format!("{} {k}", keymap.prefix()),
+            None => "the denials panel".into(),
+        }
+    }
+
+    /// The panel's rows for the panes' Domain.
+    pub fn denial_rows(&self) -> Vec<Row<'_>> {
+        rows(&self.held, &self.denials, &self.denial_filter)
+    }
+
+    /// The selected row (clamped to what is shown).
+    pub fn selected_row(&self) -> Option<Row<'_>> {
+        let rows = self.denial_rows();
+        let i = self.denial_selected.min(rows.len().saturating_sub(1));
+        rows.get(i).copied()
+    }
+
+    /// The selected denial (clamped to what is shown); None on a held row.
     pub fn selected_denial(&self) -> Option<&DenialEntry> {
-        let shown = shown(&self.denials, &self.denial_filter);
-        let i = self.denial_selected.min(shown.len().saturating_sub(1));
-        shown.get(i).copied()
+        match self.selected_row()? {
+            Row::Denial(e) => Some(e),
+            Row::Held(_) => None,
+        }
     }
 
     pub(super) fn denial_up(&mut self) {
         self.denial_selected = self.denial_selected.saturating_sub(1);
+        self.denial_moved = false;
     }
 
     pub(super) fn denial_down(&mut self) {
-        let n = shown(&self.denials, &self.denial_filter).len();
+        let n = self.denial_rows().len();
         if self.denial_selected + 1 < n {
             self.denial_selected += 1;
         }
+        self.denial_moved = false;
     }
 
-    /// `a` (for this run) or `s` (into the profile: first a preview of the lines).
-    pub(super) fn allow_selected(&mut self, save: bool) {
-        let Some(e) = self.selected_denial() else {
-            return self.message("no denied destination selected".into());
+    /// The selected row's identity, before the lists change ([`App::reselect`]).
+    pub(super) fn selected_row_id(&self) -> Option<RowId> {
+        self.selected_row().map(|r| r.id())
+    }
+
+    /// The lists changed: the selection follows its row. When that row is gone while the
+    /// panel has the keyboard (and the developer did not decide it here), the next action
+    /// key only says so.
+    pub(super) fn reselect(&mut self, before: Option<RowId>) {
+        let Some(before) = before else { return };
+        let found = self.denial_rows().iter().position(|r| r.id() == before);
+        match found {
+            Some(i) => self.denial_selected = i,
+            None => {
+                let decided_here = self.denial_acted.as_ref() == Some(&before);
+                if self.focus == super::app::Focus::Denials && !decided_here {
+                    self.denial_moved = true;
+                }
+            }
+        }
+    }
+
+    /// The selected row's target for an action key; None (and the panel says why) when
+    /// nothing is selected or the selected row went away since the developer looked.
+    fn target_to_act_on(&mut self) -> Option<String> {
+        if std::mem::take(&mut self.denial_moved) {
+            self.message(
+                "⚠ the row you had selected went away (decided elsewhere, or its time ran out) \
+                 and the selection moved: look, then press the key again"
+                    .into(),
+            );
+            return None;
+        }
+        let Some(row) = self.selected_row() else {
+            self.message("no destination selected".into());
+            return None;
         };
-        let target = target_of(e);
+        let (id, target) = (row.id(), row.target());
+        self.denial_acted = Some(id);
+        Some(target)
+    }
+
+    /// `a` (for this run) or `s` (into the profile: first a preview of the lines), on a held
+    /// row or a denial.
+    pub(super) fn allow_selected(&mut self, save: bool) {
+        let Some(target) = self.target_to_act_on() else {
+            return;
+        };
         let domain = self.current_plan().domain_id();
         let step = if save {
             SaveStep::Preview
@@ -96,6 +226,26 @@ impl App {
         self.send_allow(&domain, target, false, step);
     }
 
+    /// `d`: refuses the selected destination for this run (a held one at once).
+    pub(super) fn deny_selected(&mut self) {
+        let Some(target) = self.target_to_act_on() else {
+            return;
+        };
+        let domain = self.current_plan().domain_id();
+        match self.links.get(&domain) {
+            Some(link) => {
+                self.message(format!("refusing {} …", escape::visible(&target)));
+                link.deny_destination(target);
+            }
+            None => self.message("this Domain's coordinator is not connected".into()),
+        }
+    }
+
+    /// The coordinator's answer to `d`.
+    pub(super) fn destination_denied(&mut self, answer: AllowAnswer) {
+        self.message(answer.message);
+    }
+
     fn send_allow(&mut self, domain: &str, target: String, private: bool, save: SaveStep) {
         match self.links.get(domain) {
             Some(link) => {
@@ -103,10 +253,7 @@ impl App {
                     SaveStep::Preview => "looking up what saving",
                     _ => "allowing",
                 };
-                self.message(format!(
-                    "{what} {} …",
-                    crate::terminal::escape::visible(&target)
-                ));
+                self.message(format!("{what} {} …", escape::visible(&target)));
                 link.allow_destination(target, private, save);
             }
             None => self.message("this Domain's coordinator is not connected".into()),
@@ -119,10 +266,7 @@ impl App {
             return;
         };
         if !yes {
-            return self.message(format!(
-                "{}: nothing changed",
-                crate::terminal::escape::visible(&c.target)
-            ));
+            return self.message(format!("{}: nothing changed", escape::visible(&c.target)));
         }
         match c.step {
             ConfirmStep::Private { then_save } => {

@@ -243,6 +243,11 @@ fn draw_tabs(frame: &mut Frame<'_>, app: &App, area: Rect) {
             if n == 1 { "" } else { "s" }
         ));
     }
+    // Seen with the panels hidden too: connections a sidecar holds, waiting for you.
+    let held = app.held_count();
+    if held > 0 {
+        summary.push(format!("{held} held"));
+    }
     if !summary.is_empty() {
         spans.push(Span::styled(
             format!(" {} ", summary.join(" · ")),

@@ -73,6 +73,14 @@ impl Links {
         Ok(link)
     }
 
+    /// Puts a link in place (tests: an unconnected one that records its requests).
+    #[cfg(test)]
+    pub fn insert(&self, domain: &str, link: Arc<DomainLink>) {
+        if let Ok(mut map) = self.map.lock() {
+            map.insert(domain.to_owned(), link);
+        }
+    }
+
     /// A Domain's link is gone (its coordinator went away).
     pub fn forget(&self, domain: &str) {
         if let Ok(mut map) = self.map.lock() {

@@ -16,10 +16,12 @@ pub fn draw(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let inner_width = area.width.saturating_sub(2);
     let state_rows = domain_lines(app, inner_width).len() as u16 + 2;
     let state_rows = state_rows.min(area.height / 2);
+    // Held connections wait for the developer: the panel grows by them (up to a fifth more).
+    let held_rows = (app.held.len() as u16).min(area.height / 5);
     let [esc, state, denials] = Layout::vertical([
         Constraint::Min(6),
         Constraint::Length(state_rows),
-        Constraint::Length((area.height / 5).max(5)),
+        Constraint::Length((area.height / 5).max(5) + held_rows),
     ])
     .areas(area);
     escalations(frame, app, esc);
@@ -332,11 +334,12 @@ fn domain_state(frame: &mut Frame<'_>, app: &App, area: Rect) {
 }
 
 fn network_denials(frame: &mut Frame<'_>, app: &App, area: Rect) {
-    use super::denials_panel::{allowed_now, shown as shown_denials, target_of, ConfirmStep};
+    use super::denials_panel::{allowed_now, held_row, target_of, ConfirmStep, Row};
     let theme = &app.settings.theme;
-    let shown = shown_denials(&app.denials, &app.denial_filter);
+    let rows = app.denial_rows();
+    let shown = rows.len() - app.held.len();
     let focused = app.focus == Focus::Denials;
-    let selected = app.denial_selected.min(shown.len().saturating_sub(1));
+    let selected = app.denial_selected.min(rows.len().saturating_sub(1));
     let mut lines = Vec::new();
     if app.filtering || !app.denial_filter.is_empty() {
         let state = if app.filtering {
@@ -350,8 +353,13 @@ fn network_denials(frame: &mut Frame<'_>, app: &App, area: Rect) {
         ));
     } else if focused {
         lines.push(Line::styled(
-            "a allow for this run · s add to profile · / filter · esc",
+            "a allow · d deny · s to profile · / filter",
             theme.style(Role::HelpKey),
+        ));
+    } else if !app.held.is_empty() {
+        lines.push(Line::styled(
+            format!("{}, then a allows · d denies", app.denials_key()),
+            theme.style(Role::Pending),
         ));
     }
     if let Some(c) = app.net_confirm.as_ref().filter(|_| focused) {
@@ -375,17 +383,32 @@ fn network_denials(frame: &mut Frame<'_>, app: &App, area: Rect) {
             }
         }
     }
-    if shown.is_empty() {
+    if shown == 0 && app.held.is_empty() {
         lines.push(Line::styled(
             "no denied connections",
             theme.style(Role::Dim),
         ));
     }
-    for (i, e) in shown.iter().enumerate().take(usize::from(area.height)) {
-        let dest = escape::visible(&target_of(e));
+    let now = app.now_unix();
+    for (i, row) in rows.iter().enumerate().take(usize::from(area.height)) {
         let marker = if focused && i == selected { "▶" } else { " " };
+        let marker = Span::styled(marker, theme.style(Role::HelpKey));
+        let e = match row {
+            Row::Held(h) => {
+                lines.push(Line::from(vec![
+                    marker,
+                    Span::styled(
+                        format!("   {}", held_row(h, now)),
+                        theme.style(Role::Pending),
+                    ),
+                ]));
+                continue;
+            }
+            Row::Denial(e) => e,
+        };
+        let dest = escape::visible(&target_of(e));
         lines.push(Line::from(vec![
-            Span::styled(marker, theme.style(Role::HelpKey)),
+            marker,
             Span::styled(format!("{:>4} ", e.count), theme.style(Role::Denied)),
             Span::styled(
                 format!("{:<4} {dest} ", e.protocol),
@@ -398,15 +421,14 @@ fn network_denials(frame: &mut Frame<'_>, app: &App, area: Rect) {
             },
         ]));
     }
-    let title = if shown.len() == app.denials.len() {
+    let mut title = if shown == app.denials.len() {
         format!(" Network denials ({}) ", app.denials.len())
     } else {
-        format!(
-            " Network denials ({} of {}) ",
-            shown.len(),
-            app.denials.len()
-        )
+        format!(" Network denials ({} of {}) ", shown, app.denials.len())
     };
+    if !app.held.is_empty() {
+        title.push_str(&format!("· {} held ", app.held.len()));
+    }
     frame.render_widget(
         Paragraph::new(lines).block(block(app, title, app.focus == Focus::Denials)),
         area,

@@ -21,8 +21,8 @@ use std::time::Instant;
 
 type Backend = CrosstermBackend<FrameWriter<std::io::Stdout>>;
 
-/// How often the loop wakes while nothing happens, to redraw activity markers that change
-/// with time (`working` → `idle`).
+/// How often the loop wakes while nothing happens, to redraw what changes with time alone
+/// (activity markers `working` → `idle`, a held connection's seconds left).
 const ACTIVITY_TICK: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// What `lazaret tui` was asked for.
@@ -121,7 +121,7 @@ fn render(app: &mut App, terminal: &mut Terminal<Backend>, commit: &Commit) -> a
     app.look_at_focused();
     let now = super::app_activity::now_ms();
     app.send_alerts(now);
-    app.drawn_working = app.any_working(now);
+    app.drawn_working = app.ticking(now);
     for p in app.panes.values() {
         p.take_dirty();
     }
@@ -175,7 +175,8 @@ async fn event_loop(
         if app.quit {
             return Ok(());
         }
-        // Once a second while a session is `working`: its marker turns `idle` with time alone.
+        // Once a second while a session is `working` (its marker turns `idle` with time alone)
+        // or a connection is held (its seconds left count down).
         let next = tokio::select! {
             ev = rx.recv() => ev,
             _ = tokio::time::sleep(ACTIVITY_TICK) => {

@@ -437,6 +437,48 @@ fn network_denials_hostile_name_filtered() {
     insta::assert_snapshot!(t.backend());
 }
 
+/// Under `default = "ask"`: two held rows (one a hostile name) above the denials, the first
+/// selected; the tab bar counts them.
+#[test]
+fn network_denials_with_held_connections() {
+    let mut app = app();
+    app.add_pane(pane(1), None);
+    app.focus = Focus::Denials;
+    app.clock = Some(1_000);
+    let held = |target: &str, protocol: &str, deadline: u64| lazaret_protocol::held::HeldEntry {
+        target: target.into(),
+        protocol: protocol.into(),
+        since: 990,
+        deadline,
+        count: 3,
+    };
+    app.held = vec![
+        held("203.0.113.7:443", "tcp", 1_012),
+        held("x\x1b[2J\n.test", "dns", 1_055),
+    ];
+    app.domain_held
+        .insert(app.plan.domain_id(), app.held.clone());
+    app.denials = vec![denial(
+        None,
+        [10, 1, 2, 3],
+        80,
+        4,
+        "deny 10.0.0.0/8 (default)",
+    )];
+    let t = render(&mut app, (W, H), |app| feed(app, 1, SHELL));
+    assert_nothing_raw(&t);
+    assert!(screen_contains(
+        &t,
+        "▶   ? 203.0.113.7:443 tcp  held 12s left"
+    ));
+    assert!(screen_contains(
+        &t,
+        r"    ? x\u{1b}[2J\n.test dns  held 55s left"
+    ));
+    assert!(screen_contains(&t, "2 held"));
+    insta::assert_snapshot!(t.backend());
+}
+
 /// Wide chars written up to the right edge of pane 1 (left of a split) and pane 2 (next to the
 /// side panels): the emulator wraps what does not fit; nothing crosses a border.
 #[test]
