@@ -72,6 +72,20 @@ const POLL: Duration = Duration::from_millis(200);
 const HELD_POLL: Duration = Duration::from_millis(100);
 /// The ledger's reason for an unlisted name under default deny (or one that cannot be held).
 const DEFAULT_DENY_REASON: &str = "no allow rule (default deny)";
+/// Why an unlisted name that is not a plain host name is refused, not held, under `ask`.
+pub const NOT_ASKABLE_REASON: &str =
+    "not a plain host name (an address or a wildcard): refused, not asked (default ask)";
+
+/// Whether the developer may be asked about `name`: only a plain host name, which `lazaret
+/// net allow` (and the TUI's `a`) would allow as exactly that name. A query for the literal
+/// name `*.example.com` or `203.0.113.7` is refused instead: allowing what the held list shows
+/// would open a whole domain or an address's every port.
+fn askable(name: &str) -> bool {
+    matches!(
+        super::run_rules::Target::parse(name),
+        Ok(super::run_rules::Target::Name(super::NamePattern::Exact(_)))
+    )
+}
 
 /// What happens to a name no rule lists.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -240,7 +254,12 @@ impl DnsProxy {
             ((NameVerdict::Unlisted, _), DefaultMode::Deny) => {
                 Decision::Refuse(DEFAULT_DENY_REASON.to_string())
             }
-            ((NameVerdict::Unlisted, _), DefaultMode::Ask { timeout }) => Decision::Hold(timeout),
+            ((NameVerdict::Unlisted, _), DefaultMode::Ask { timeout }) if askable(name) => {
+                Decision::Hold(timeout)
+            }
+            ((NameVerdict::Unlisted, _), DefaultMode::Ask { .. }) => {
+                Decision::Refuse(NOT_ASKABLE_REASON.to_string())
+            }
         }
     }
 

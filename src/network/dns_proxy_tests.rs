@@ -668,3 +668,35 @@ fn serve_until_returns_promptly_with_held_queries() {
     let mut buf = [0u8; 512];
     assert!(sock.recv_from(&mut buf).is_err(), "no answer");
 }
+
+/// Adversarial: the sandbox asks to resolve the literal names `*.test` or `198.51.100.7`, so
+/// that the held list would show a wildcard or an address — allowing what it shows would open
+/// a whole domain or every port of an address. Such names are refused at once, never held.
+#[test]
+fn a_wildcard_or_address_shaped_name_is_refused_not_held() {
+    let run = run_rules(&[], &[]);
+    let board = HeldNames::new();
+    let (run2, board2) = (run.clone(), board.clone());
+    with_proxy_cfg(
+        ask_mode(5000),
+        Upstream::Answer,
+        |p| p.with_run_allowed(run2).with_held(board2),
+        |proxy, allowed, denied| {
+            let sock = client_socket();
+            for (id, name) in [(0x70, "*.test"), (0x71, "198.51.100.7")] {
+                let started = Instant::now();
+                sock.send_to(&query_bytes(id, name, TYPE_A), proxy).unwrap();
+                assert_eq!(recv_rcode(&sock), Rcode::REFUSED, "{name}");
+                assert!(started.elapsed() < Duration::from_secs(1), "{name}");
+            }
+            assert!(board.snapshot().is_empty());
+            eventually(|| denied.lock().unwrap().len() == 2);
+            assert!(denied
+                .lock()
+                .unwrap()
+                .iter()
+                .all(|(_, why)| why == crate::network::dns_proxy::NOT_ASKABLE_REASON));
+            assert!(allowed.lock().unwrap().is_empty());
+        },
+    );
+}

@@ -1132,3 +1132,98 @@ fn the_run_rules_are_out_of_reach_and_a_published_port_does_not_lead_back_in() {
     );
     ws.assert_nothing_left();
 }
+
+/// Attack (issue #17, `default = "ask"`): flood the developer with questions — 100 new
+/// destinations at once, a private host, and DNS names shaped like a wildcard or an address
+/// (allowing what the held list would show would open a whole domain or every port of an
+/// address). Expected: at most 64 destinations are held (the policy's set is full; the rest
+/// are refused at once, as under `deny`), the private host is refused, not held, the
+/// wildcard- and address-shaped names are refused, not held, and none reaches the resolver.
+#[test]
+fn asking_cannot_be_flooded_or_tricked_into_a_wider_allow() {
+    let dev = Dev::get();
+    let hosts = TestHosts::create();
+    wait_for(Duration::from_secs(10), || host_fetch(PUBLIC).then_some(()))
+        .expect("the public test host answers from the host");
+    let ws = dev.workspace("ask-flood").with_profile(
+        "asker",
+        &profile(
+            "asker",
+            &format!("resolvers = [\"{RESOLVER}\"]\ndefault = \"ask\"\nask_timeout = 600\n"),
+        ),
+    );
+    put(
+        &ws,
+        "flood.py",
+        &format!(
+            r#"{RAW_DNS}
+import errno, os, select, time
+socks = []
+for port in range(21000, 21100):
+    s = socket.socket(); s.setblocking(False)
+    s.connect_ex(("{PUBLIC}", port)); socks.append(s)
+p = socket.socket(); p.setblocking(False); p.connect_ex(("{private}", {PORT}))
+time.sleep(4)
+def state(s):
+    e = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+    return "refused" if e == errno.ECONNREFUSED else ("pending" if e == 0 else "error%d" % e)
+states = [state(s) for s in socks]
+print("refused=%d" % states.count("refused"))
+print("pending=%d" % states.count("pending"))
+print("private=%s" % state(p))
+ask("wildcard", [b"*", b"test"])
+ask("address", [b"198", b"51", b"100", b"1"])
+open("/workspace/.flooded.tmp", "w").write("done")
+os.rename("/workspace/.flooded.tmp", "/workspace/flooded")
+while not os.path.exists("/workspace/go"):
+    time.sleep(0.1)
+"#,
+            private = PRIVATE[0]
+        ),
+    );
+    let session = ws.spawn(&["python3", "/workspace/flood.py"]);
+    wait_for(Duration::from_secs(120), || {
+        ws.path.join("flooded").exists().then_some(())
+    })
+    .expect("the flood ran");
+    let r = ws.lazaret(&["net", "held", "--json", "--profile", "asker"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON");
+    let held: Vec<String> = v["held"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|h| h["target"].as_str().unwrap_or("").to_owned())
+        .collect();
+    put(&ws, "go", "");
+    let out = session.wait_with_output().expect("the session ends");
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let got: Vec<&str> = stdout.lines().collect();
+    assert_eq!(held.len(), 64, "held: {held:?}");
+    assert!(
+        held.iter().all(|t| t.starts_with(&format!("{PUBLIC}:21"))),
+        "only the public destinations are held: {held:?}"
+    );
+    assert!(got.contains(&"refused=36"), "{stdout}");
+    assert!(got.contains(&"pending=64"), "{stdout}");
+    assert!(got.contains(&"private=refused"), "{stdout}");
+    assert!(got.contains(&"wildcard=5/0"), "REFUSED at once: {stdout}");
+    assert!(got.contains(&"address=5/0"), "REFUSED at once: {stdout}");
+    let asked = hosts.names_asked();
+    assert!(
+        !asked.contains("*.test") && !asked.contains("198.51.100.1"),
+        "{asked}"
+    );
+    let why: Vec<String> = denials(&ws, Some("asker"))
+        .iter()
+        .filter(|d| d["protocol"] == "dns")
+        .map(|d| d["rule"].as_str().unwrap_or("").to_owned())
+        .collect();
+    assert!(
+        why.iter()
+            .filter(|r| r.contains("not a plain host name"))
+            .count()
+            == 2,
+        "{why:?}"
+    );
+}
