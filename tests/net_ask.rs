@@ -255,3 +255,72 @@ fn held_connections_proceed_when_allowed_and_are_refused_when_denied_or_unanswer
     let status = session.wait().expect("lazaret run ends");
     assert!(status.success(), "{status:?}");
 }
+
+/// The TUI key path: a connection held in a pane shows up as `N held` in the tab bar and as
+/// the first row of the denials panel; `a` lets it proceed in the same session, `d` refuses
+/// another one at once.
+#[test]
+fn the_tui_asks_in_its_denials_panel_and_a_or_d_decides() {
+    let dev = Dev::get();
+    let hosts = TestHosts::create();
+    wait_for(Duration::from_secs(10), || host_fetch(PUBLIC).then_some(()))
+        .expect("the public test host answers from the host");
+    let ws = dev.workspace("net-ask-tui").with_profile(
+        "asker",
+        &format!(
+            "[profiles.asker]\n{BASE}[profiles.asker.network]\nresolvers = [\"{RESOLVER}\"]\n\
+             default = \"ask\"\nask_timeout = 120\n"
+        ),
+    );
+    let dir = ws.path.display().to_string();
+    let tmux = support::tmux::Tmux::start(&dev, "net-ask-tui", "t", &dir, 200, 50);
+    tmux.type_line(
+        "t",
+        &format!(
+            "PS1='host$ '; env {} {} tui --profile asker",
+            ws.env_args().join(" "),
+            support::lazaret_bin().display()
+        ),
+    );
+    tmux.wait_screen("t", "the pane's shell", |s| s.contains("/workspace#"));
+    let target = format!("{PUBLIC}:{PORT}");
+    for (port, verdict) in [(PORT, "allow"), (18083, "deny")] {
+        tmux.type_line(
+            "t",
+            &format!(
+                "clear; curl -sS -m 100 -o /dev/null http://{PUBLIC}:{port}/ 2>/dev/null; echo {verdict}=$?"
+            ),
+        );
+        let shown = format!("{PUBLIC}:{port}");
+        tmux.wait_screen("t", "the held count", |s| s.contains("1 held"));
+        tmux.key("t", "C-b");
+        tmux.keys("t", "w");
+        tmux.wait_screen("t", "the held row", |s| {
+            s.contains(&format!("? {shown} tcp")) && s.contains("s left")
+        });
+        if verdict == "allow" {
+            tmux.keys("t", "a");
+            tmux.wait_screen("t", "the allowed message", |s| {
+                s.contains(&format!("allowed {target} for this run"))
+            });
+        } else {
+            tmux.keys("t", "d");
+            tmux.wait_screen("t", "the refused message", |s| {
+                s.contains(&format!("refused {shown} for this run"))
+            });
+        }
+        tmux.key("t", "Escape");
+        // curl: 0 once allowed (the same connection went through), 7 once refused.
+        let want = if verdict == "allow" {
+            "allow=0"
+        } else {
+            "deny=7"
+        };
+        tmux.wait_screen("t", "the held connection's end", |s| s.contains(want));
+        tmux.wait_screen("t", "nothing held", |s| !s.contains(" held"));
+    }
+    tmux.quit_tui_ending_sessions("t");
+    ws.wait_torn_down();
+    ws.assert_nothing_left();
+    drop(hosts);
+}
