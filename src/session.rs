@@ -13,6 +13,8 @@ use crate::terminal::cancel::Cancel;
 use crate::terminal::gate::TerminalGate;
 use crate::terminal::prompt::TerminalPrompter;
 use anyhow::{bail, Context};
+use lazaret_protocol::held::HeldEntry;
+use lazaret_ui::terminal::held_card::{Choice, HeldCards};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -153,6 +155,12 @@ impl SessionPlan {
         // On a terminal, escalation prompts take it over from the sandbox session for a while.
         let gate = Arc::new(TerminalGate::new(self.profile.terminal));
         let access = self.profile.terminal;
+        // Under `default = "ask"`, so does the card of a destination the sidecar starts holding
+        // (issue #17); it closes when the command ends (dropped).
+        let held_cards = self.held_cards(&attach, &gate);
+        if let Some(cards) = &held_cards {
+            session.watch_held(Arc::new(cards.sink()));
+        }
         let (attach, prompter): (Attach, Option<Arc<dyn Prompter>>) = match attach {
             Attach::Terminal => (
                 Attach::Terminal,
@@ -195,6 +203,7 @@ impl SessionPlan {
             std::thread::spawn(move || crate::runtime::git_sentry::guard::watch(&ws, &store, &stop))
         };
         let outcome = session.run_attached(run, prompter);
+        drop(held_cards);
         watching.store(true, std::sync::atomic::Ordering::SeqCst);
         watcher.thread().unpark();
         let watched = watcher.join().unwrap_or_default();
@@ -223,6 +232,23 @@ impl SessionPlan {
                 )
             }
         }
+    }
+
+    /// The cards of held destinations on the developer's terminal, when the profile asks
+    /// (`default = "ask"`) and the command runs on a terminal: the developer's `a` and `d` are
+    /// carried out here, as `lazaret net allow` (without `--private`) and `lazaret net deny`
+    /// would.
+    fn held_cards(&self, attach: &Attach, gate: &Arc<TerminalGate>) -> Option<HeldCards> {
+        let network = &self.profile.network;
+        if !matches!(attach, Attach::Terminal) || !network.enabled || network.ask_timeout.is_none()
+        {
+            return None;
+        }
+        let dir = crate::runtime::sidecar::status_dir(&self.domain);
+        let profile = self.profile.name.clone();
+        let decide =
+            move |entry: &HeldEntry, choice: Choice| decide_held(&dir, &profile, entry, choice);
+        Some(HeldCards::start(gate.clone(), Box::new(decide)))
     }
 
     /// Git Sentry at the end of every run: git control files the sandbox planted during the
@@ -274,6 +300,55 @@ impl SessionPlan {
     }
 }
 
+/// Carries out the developer's choice on the card of a held destination, as `lazaret net allow
+/// TARGET` (never `--private`) or `lazaret net deny TARGET` would; the card's last line.
+fn decide_held(
+    dir: &std::path::Path,
+    profile: &str,
+    entry: &HeldEntry,
+    choice: Choice,
+) -> Result<String, String> {
+    use crate::network::run_rules::{Target, TargetError};
+    use crate::runtime::run_rules_store;
+    let target = Target::parse(&entry.target).map_err(|e| e.to_string())?;
+    let shown = target.to_string();
+    let now = crate::runtime::denial_ledger::unix_now();
+    match choice {
+        Choice::Allow => {
+            match target.check(false) {
+                Ok(()) => {}
+                Err(TargetError::NeedsPrivate(..)) => {
+                    return Err(format!(
+                        "{shown} is a private address: not allowed from here; `lazaret net \
+                         allow --private {shown}` allows it"
+                    ))
+                }
+                Err(e) => return Err(e.to_string()),
+            }
+            match run_rules_store::change(dir, |r| r.allow(target.clone(), now)) {
+                Ok(added) => {
+                    tracing::info!(target = %shown, added, %profile, from = "run terminal", "network rule allowed for this run");
+                    Ok(format!("allowed {shown} for this run"))
+                }
+                Err(e) => {
+                    tracing::warn!(target = %shown, %profile, from = "run terminal", "allowing for this run: {e:#}");
+                    Err(format!("allowing {shown} failed: {e:#}"))
+                }
+            }
+        }
+        Choice::Deny => match run_rules_store::change(dir, |r| r.deny(target.clone(), now)) {
+            Ok(added) => {
+                tracing::info!(target = %shown, added, %profile, from = "run terminal", "network destination refused for this run");
+                Ok(format!("refused {shown} for this run"))
+            }
+            Err(e) => {
+                tracing::warn!(target = %shown, %profile, from = "run terminal", "refusing for this run: {e:#}");
+                Err(format!("refusing {shown} failed: {e:#}"))
+            }
+        },
+    }
+}
+
 /// `lazaret run`: the command on the terminal (PTY) when stdin is one, else through pipes.
 pub fn run(layout: &Layout, opts: &RunOptions) -> anyhow::Result<i32> {
     let plan = SessionPlan::new(layout, opts)?;
@@ -283,4 +358,34 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> anyhow::Result<i32> {
         Attach::Pipes
     };
     Ok(plan.run(attach)?.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(target: &str) -> HeldEntry {
+        HeldEntry {
+            target: target.into(),
+            protocol: "tcp".into(),
+            since: 1,
+            deadline: 61,
+            count: 1,
+        }
+    }
+
+    #[test]
+    fn a_card_never_allows_a_private_address_or_a_target_that_does_not_parse() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let private = decide_held(dir.path(), "p", &entry("10.1.2.3:443"), Choice::Allow);
+        let why = private.expect_err("a private address is not allowed from a card");
+        assert!(
+            why.contains("`lazaret net allow --private 10.1.2.3:443`"),
+            "{why}"
+        );
+        let bad = decide_held(dir.path(), "p", &entry("x\x1b[2J/8"), Choice::Deny);
+        assert!(bad.is_err(), "{bad:?}");
+        // Nothing was written: no rule changed.
+        assert!(std::fs::read_dir(dir.path()).expect("dir").next().is_none());
+    }
 }

@@ -186,7 +186,8 @@ impl Connection {
                 | CoordinatorMessage::SessionActivity { .. }
                 | CoordinatorMessage::SessionExited { .. }
                 | CoordinatorMessage::DomainState { .. }
-                | CoordinatorMessage::Denials { .. } => continue,
+                | CoordinatorMessage::Denials { .. }
+                | CoordinatorMessage::Held { .. } => continue,
                 CoordinatorMessage::Error { message } => {
                     return Err(JoinError::Failed(anyhow::anyhow!("{message}")))
                 }

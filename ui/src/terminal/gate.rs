@@ -19,6 +19,9 @@ pub struct TerminalGate {
     input: Mutex<Option<Sender<Vec<u8>>>>,
     /// Asks the program in the sandbox to redraw its screen (after a prompt covered it).
     redraw: Mutex<Option<Redraw>>,
+    /// Held by an escalation prompt or a held-connection card for its whole turn: one on the
+    /// terminal at a time, each checking whether it is still wanted once its turn comes.
+    turn: Mutex<()>,
 }
 
 /// The terminal, taken from the sandbox session until dropped.
@@ -43,7 +46,14 @@ impl TerminalGate {
             output: Mutex::new(OutputFilter::new(access)),
             input: Mutex::new(None),
             redraw: Mutex::new(None),
+            turn: Mutex::new(()),
         }
+    }
+
+    /// Waits for the turn to show something on the terminal (an escalation prompt, a
+    /// held-connection card): one at a time. Take it before [`Self::take`].
+    pub fn turn(&self) -> MutexGuard<'_, ()> {
+        self.turn.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// For the passthrough: hold this while filtering and writing sandbox output.

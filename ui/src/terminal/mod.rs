@@ -1,11 +1,13 @@
 //! The developer's terminal in front of a sandbox session (FR-8, DX-5, DX-4): what the
 //! session's output may do to it (`output_filter`), escalation prompts that take it over for a
-//! while (`gate`, `prompt`, `guard`, `line_editor`), raw mode and signals.
+//! while (`gate`, `prompt`, `guard`, `line_editor`), the card of a connection held under
+//! `default = "ask"` (`held_card`), raw mode and signals.
 
 pub mod control_bytes;
 pub mod escape;
 pub mod gate;
 pub mod guard;
+pub mod held_card;
 pub mod line_editor;
 pub mod output_filter;
 pub mod prompt;

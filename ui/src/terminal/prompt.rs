@@ -23,10 +23,10 @@ use lazaret_client::prompts::{Prompter, Withdrawal};
 use lazaret_protocol::escalation::{Decision, EscalationPrompt};
 use std::io::Write;
 use std::sync::mpsc::RecvTimeoutError;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const TICK: Duration = Duration::from_millis(50);
+pub(super) const TICK: Duration = Duration::from_millis(50);
 const EDIT_PREFIX: &str = "  edit> ";
 
 /// Before the card: abandon any unfinished sequence (CAN, then ST: tmux's DCS passthrough
@@ -48,21 +48,19 @@ pub fn clean_screen(rows: u16) -> String {
     )
 }
 
-const DROPPED: &str = "  \x1b[2m(a key came too soon after the card or other input and was \
+pub(super) const DROPPED: &str =
+    "  \x1b[2m(a key came too soon after the card or other input and was \
 ignored: look, then press it again)\x1b[0m\r\n";
 
 pub struct TerminalPrompter {
+    /// The terminal, and the turn shared with held-connection cards ([`super::held_card`]):
+    /// one prompt or card on it at a time.
     gate: Arc<TerminalGate>,
-    /// One prompt on the terminal at a time.
-    turn: Mutex<()>,
 }
 
 impl TerminalPrompter {
     pub fn new(gate: Arc<TerminalGate>) -> TerminalPrompter {
-        TerminalPrompter {
-            gate,
-            turn: Mutex::new(()),
-        }
+        TerminalPrompter { gate }
     }
 }
 
@@ -74,7 +72,7 @@ enum Mode {
 
 /// Writes to the terminal; the prompt cannot do anything about a failing terminal, and the
 /// decision must still be made, so errors are ignored.
-fn put(text: &str) {
+pub(super) fn put(text: &str) {
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();
@@ -84,13 +82,13 @@ fn cols() -> u16 {
     crossterm::terminal::size().map(|(c, _)| c).unwrap_or(80)
 }
 
-fn rows() -> u16 {
+pub(super) fn rows() -> u16 {
     crossterm::terminal::size().map(|(_, r)| r).unwrap_or(24)
 }
 
 /// Waits until the terminal has read everything written (the card is on the screen), then
 /// discards input the kernel holds that nobody read yet.
-fn settle() {
+pub(super) fn settle() {
     let _ = nix::sys::termios::tcdrain(std::io::stdout());
     let _ = nix::sys::termios::tcflush(std::io::stdin(), nix::sys::termios::FlushArg::TCIFLUSH);
 }
@@ -231,13 +229,13 @@ pub fn withdrawn_line(reason: Option<&str>) -> String {
 
 /// Whether a chunk of input may decide in the menu: the guard admitted it and it holds
 /// exactly one keypress (a burst of several is a paste or a replay, not a decision).
-fn decides(admitted: bool, typed: &[Key]) -> bool {
+pub(super) fn decides(admitted: bool, typed: &[Key]) -> bool {
     admitted && typed.iter().filter(|k| k.is_keypress()).count() == 1
 }
 
 impl Prompter for TerminalPrompter {
     fn ask(&self, p: &EscalationPrompt, withdrawn: &Withdrawal) -> Option<Decision> {
-        let _turn = self.turn.lock().unwrap_or_else(|e| e.into_inner());
+        let _turn = self.gate.turn();
         if withdrawn.is_withdrawn() {
             return None;
         }
