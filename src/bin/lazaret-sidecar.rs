@@ -57,6 +57,7 @@ fn main() -> ExitCode {
         Signal::SIGINT,
         Signal::SIGHUP,
         Signal::SIGCHLD,
+        Signal::SIGUSR1,
     ] {
         signals.add(s);
     }
@@ -82,16 +83,34 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     let mut ledger = Ledger::default();
+    // Woken by the policy's log when something was refused or held; without that wake-up, the
+    // sets are listed every tick as before.
+    let woken = start_wakeups();
+    let mut dirty = true;
+    // After a wake-up the sets are looked at for a few more ticks: the log is rate-limited, so
+    // the last packets of a burst are counted by a later look.
+    let mut linger = 0u8;
     loop {
-        match wait_signal(&signals, POLL) {
-            Ok(None) => {
-                run_rules.poll();
-                let Some(table) = list_table() else {
-                    continue;
+        let signal = wait_signal(&signals, POLL);
+        if let Ok(Some(Signal::SIGUSR1)) = signal {
+            linger = 3;
+        }
+        match signal {
+            Ok(None) | Ok(Some(Signal::SIGUSR1)) => {
+                dirty |= run_rules.poll();
+                let holding = run_rules.held.as_ref().is_some_and(Held::holding);
+                let table = if dirty || !woken || holding || linger > 0 {
+                    list_table()
+                } else {
+                    None
                 };
-                ledger.poll(&table);
+                linger = linger.saturating_sub(1);
+                dirty = dirty && table.is_none();
+                if let Some(table) = &table {
+                    ledger.poll(table);
+                }
                 if let Some(held) = run_rules.held.as_mut() {
-                    held.poll(&table, &run_rules.current);
+                    held.poll(table.as_deref(), &run_rules.current);
                 }
             }
             Ok(Some(Signal::SIGCHLD)) => {
@@ -108,6 +127,36 @@ fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// Subscribes to the policy's log (see `lazaret::network::nflog`) on a thread that sends this
+/// process SIGUSR1 after a refused or held packet (at most about five times a second); false
+/// when the subscription failed (the caller then lists its sets every tick).
+fn start_wakeups() -> bool {
+    use lazaret::network::nflog::LogSocket;
+    let sock = match LogSocket::subscribe() {
+        Ok(sock) => sock,
+        Err(e) => {
+            eprintln!(
+                "lazaret-sidecar: no wake-ups from the policy's log ({e}); reading the denial sets every {} ms",
+                POLL.as_millis()
+            );
+            return false;
+        }
+    };
+    std::thread::spawn(move || {
+        let mut buf = vec![0u8; 8192];
+        while sock.recv(&mut buf).is_ok() {
+            // Whatever else comes within a moment is the same wake-up.
+            std::thread::sleep(std::time::Duration::from_millis(150));
+            sock.drain(&mut buf);
+            let _ = nix::sys::signal::kill(nix::unistd::getpid(), Signal::SIGUSR1);
+        }
+        eprintln!(
+            "lazaret-sidecar: the policy's log stopped; the ledger may lag until the next change"
+        );
+    });
+    true
 }
 
 /// Waits for one of `signals` (blocked) at most `timeout`; `None` when none came.
@@ -305,7 +354,8 @@ struct RunRulesApplier {
 }
 
 impl RunRulesApplier {
-    fn poll(&mut self) {
+    /// Applies a new generation of the run's rules if there is one; true when it did.
+    fn poll(&mut self) -> bool {
         use lazaret::network::run_rules::{RunRules, APPLIED_FILE, MAX_FILE_BYTES, RULES_FILE};
         let path = Path::new(DIR).join(RULES_FILE);
         let text = match std::fs::metadata(&path) {
@@ -315,7 +365,7 @@ impl RunRulesApplier {
             Ok(_) => {
                 std::fs::read_to_string(&path).map_err(|e| format!("reading {RULES_FILE}: {e}"))
             }
-            Err(_) => return,
+            Err(_) => return false,
         };
         let rules = match text.and_then(|t| RunRules::parse(&t)) {
             Ok(rules) => rules,
@@ -326,11 +376,11 @@ impl RunRulesApplier {
                     let _ = report(APPLIED_FILE, &format!("0 failed: {e}\n"));
                     self.applied = Some(u64::MAX);
                 }
-                return;
+                return false;
             }
         };
         if self.applied == Some(rules.generation) {
-            return;
+            return false;
         }
         let result = self.apply(&rules);
         let line = match &result {
@@ -347,6 +397,7 @@ impl RunRulesApplier {
             eprintln!("lazaret-sidecar: acknowledging the run's rules: {e}");
         }
         self.applied = Some(rules.generation);
+        true
     }
 
     fn apply(&mut self, rules: &lazaret::network::run_rules::RunRules) -> Result<(), String> {
@@ -430,6 +481,8 @@ struct Held {
     names: lazaret::network::HeldNames,
     /// What `held.json` says now.
     written: Option<Vec<lazaret_protocol::held::HeldEntry>>,
+    /// The connections held at the last look at the policy's sets.
+    connections_held: Vec<lazaret_protocol::held::HeldEntry>,
     ledger: Ledger,
 }
 
@@ -439,12 +492,56 @@ impl Held {
             connections: lazaret::network::ask::HeldConnections::new(timeout_secs),
             names,
             written: None,
+            connections_held: Vec::new(),
             ledger: Ledger::default(),
         }
     }
 
-    fn poll(&mut self, table: &str, rules: &lazaret::network::run_rules::RunRules) {
-        use lazaret::network::ask::{HeldFile, EXPIRED_SET, HELD_FILE, HELD_SET};
+    /// Whether connections are held (their deadlines need the sets looked at every tick).
+    fn holding(&self) -> bool {
+        !self.connections_held.is_empty()
+    }
+
+    /// With `table` (the policy's sets now): settles, expires and records held connections;
+    /// without, reuses the last look. Then writes `held.json` with the held names if it changed.
+    fn poll(&mut self, table: Option<&str>, rules: &lazaret::network::run_rules::RunRules) {
+        use lazaret::network::ask::{HeldFile, HELD_FILE};
+        if let Some(table) = table {
+            self.connections_held = self.look(table, rules);
+        }
+        let mut held = self.connections_held.clone();
+        held.extend(
+            self.names
+                .snapshot()
+                .into_iter()
+                .map(|n| lazaret_protocol::held::HeldEntry {
+                    target: n.name,
+                    protocol: "dns".to_owned(),
+                    since: n.since_unix,
+                    deadline: n.deadline_unix,
+                    count: n.queries,
+                }),
+        );
+        held.sort_by(|a, b| (a.since, &a.target).cmp(&(b.since, &b.target)));
+        if self.written.as_ref() != Some(&held) {
+            let file = HeldFile { held: held.clone() };
+            match serde_json::to_string(&file) {
+                Ok(text) => match report(HELD_FILE, &text) {
+                    Ok(()) => self.written = Some(held),
+                    Err(e) => eprintln!("lazaret-sidecar: writing {HELD_FILE}: {e}"),
+                },
+                Err(e) => eprintln!("lazaret-sidecar: writing {HELD_FILE}: {e}"),
+            }
+        }
+    }
+
+    /// One look at the held set: what is still held.
+    fn look(
+        &mut self,
+        table: &str,
+        rules: &lazaret::network::run_rules::RunRules,
+    ) -> Vec<lazaret_protocol::held::HeldEntry> {
+        use lazaret::network::ask::{EXPIRED_SET, HELD_SET};
         use lazaret::runtime::denial_ledger::{set_elements, unix_now};
         use lazaret::runtime::network_policy::TABLE;
         let elements: Vec<_> = set_elements(table, |name| name == HELD_SET)
@@ -474,29 +571,6 @@ impl Held {
             }
         }
         self.ledger.write(&step.ledger);
-        let mut held = step.held;
-        held.extend(
-            self.names
-                .snapshot()
-                .into_iter()
-                .map(|n| lazaret_protocol::held::HeldEntry {
-                    target: n.name,
-                    protocol: "dns".to_owned(),
-                    since: n.since_unix,
-                    deadline: n.deadline_unix,
-                    count: n.queries,
-                }),
-        );
-        held.sort_by(|a, b| (a.since, &a.target).cmp(&(b.since, &b.target)));
-        if self.written.as_ref() != Some(&held) {
-            let file = HeldFile { held: held.clone() };
-            match serde_json::to_string(&file) {
-                Ok(text) => match report(HELD_FILE, &text) {
-                    Ok(()) => self.written = Some(held),
-                    Err(e) => eprintln!("lazaret-sidecar: writing {HELD_FILE}: {e}"),
-                },
-                Err(e) => eprintln!("lazaret-sidecar: writing {HELD_FILE}: {e}"),
-            }
-        }
+        step.held
     }
 }

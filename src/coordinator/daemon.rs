@@ -186,7 +186,7 @@ fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> an
         });
     }
     // Host Escalation: the mailbox is read from the start of the first session on.
-    let stop_escalations = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop_escalations = Arc::new(crate::escalation::arrivals::Stop::new());
     let escalations = {
         let service = crate::escalation::service::Service {
             engine: endpoint.engine.clone(),
@@ -201,7 +201,7 @@ fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> an
         std::thread::spawn(move || service.run(&stop))
     };
     let outcome = rt.block_on(serve(&endpoint, &socket, ready, runtime.sidecar_pid()));
-    stop_escalations.store(true, std::sync::atomic::Ordering::SeqCst);
+    stop_escalations.set();
     let _ = escalations.join();
     // Published ports end before the network namespace they lead into.
     endpoint.host.stop_ports();

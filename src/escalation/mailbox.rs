@@ -267,7 +267,7 @@ impl Mailbox {
     }
 
     /// The request dir, open: the tmpfs fd when there is one, else the dir by path.
-    fn open_req(&self) -> anyhow::Result<OwnedFd> {
+    pub fn open_req(&self) -> anyhow::Result<OwnedFd> {
         match &self.req_dir {
             Some(dir) => Ok(dir.try_clone()?),
             None => open_dir(&self.req),

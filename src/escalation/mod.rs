@@ -4,6 +4,7 @@
 
 pub mod admission;
 pub mod approval;
+pub mod arrivals;
 pub mod assess;
 pub mod executable;
 pub mod git_env;

@@ -6,6 +6,7 @@
 
 use super::admission::{self, Admission};
 use super::approval::{self, Pending, Verdict};
+use super::arrivals::{Arrivals, Pace, Stop, Woken, SAFETY_LOOK};
 use super::assess::{self, Assessed};
 use super::mailbox::Mailbox;
 use super::replay::Seen;
@@ -17,6 +18,7 @@ use crate::coordinator::event::Event;
 use crate::coordinator::state::RequestId;
 use crate::profile::{AutoApproveRule, RuleDecision};
 use lazaret_protocol::escalation::{EscalationResult, Outcome, SignedRequest, MAX_REQUEST_BYTES};
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -25,8 +27,6 @@ use std::time::{Duration, Instant};
 /// How far a request's creation time may lie from the coordinator's clock.
 const MAX_AGE: Duration = Duration::from_secs(60);
 const MAX_AHEAD: Duration = Duration::from_secs(5);
-/// How often the request dir is looked at (the client polls its result just as often).
-const POLL: Duration = Duration::from_millis(3);
 /// Requests of a Domain being decided or run at once; more are denied, not queued.
 const MAX_IN_FLIGHT: usize = 32;
 
@@ -49,14 +49,23 @@ fn now_ms() -> u64 {
 }
 
 impl Service {
-    /// Runs until `stop` is set.
-    pub fn run(self, stop: &AtomicBool) {
+    /// Runs until `stop` is set: looks at the request dir whenever it changes (see
+    /// [`super::arrivals`]).
+    pub fn run(self, stop: &Stop) {
         let me = Arc::new(self);
         // The repository host git may run in, as the Git Sentry protected it at the start.
         let protected = Arc::new(repository::discover(&me.workspace));
         let mut seen = Seen::new(MAX_AGE + MAX_AHEAD);
         let mut last_cleanup = Instant::now();
-        while !stop.load(Ordering::SeqCst) {
+        let arrivals = match me.mailbox.open_req() {
+            Ok(dir) => Arrivals::watch(dir.as_fd()),
+            Err(e) => {
+                tracing::error!("opening the escalation request dir: {e:#}");
+                return;
+            }
+        };
+        let mut pace = Pace::new(Instant::now());
+        while !stop.is_set() {
             // Junk first (bounded per poll), then the records that are left (SR-14).
             match me.mailbox.sweep() {
                 Ok(sweep) => {
@@ -83,7 +92,14 @@ impl Service {
                 seen.forget_expired();
                 last_cleanup = Instant::now();
             }
-            std::thread::sleep(POLL);
+            if arrivals.wait(stop, SAFETY_LOOK) == Woken::Stopped {
+                break;
+            }
+            // A busy dir is looked at no more often than every MIN_PERIOD.
+            let wait = pace.next(Instant::now());
+            if !wait.is_zero() {
+                std::thread::sleep(wait);
+            }
         }
     }
 

@@ -32,6 +32,7 @@ pub mod dns_message;
 pub mod dns_proxy;
 pub mod held_names;
 pub mod name_rules;
+pub mod nflog;
 pub mod port_forward;
 pub mod run_rules;
 

@@ -251,6 +251,11 @@ pub const RUN_DENIED_SET: &str = "run_denied";
 /// Set of address . port pairs refused for this run (`lazaret net deny ADDR:PORT`).
 pub const RUN_DENIED_PORTS_SET: &str = "run_denied_ports";
 
+/// The statement that wakes the sidecar for a refused or held packet (see
+/// [`crate::network::nflog`]): rate-limited, so a flood costs the sidecar a few wake-ups a
+/// second; the sets, not the log, say what was refused.
+const WAKE: &str = "limit rate 4/second burst 4 packets log group 7";
+
 /// Name of the nftables table the sidecar installs.
 pub const TABLE: &str = "lazaret";
 /// Prefix of the sets that record denied connections for the denial ledger.
@@ -328,6 +333,9 @@ impl NetworkPolicy {
             let _ = writeln!(sets, "    comment \"{why}\"");
             let _ = writeln!(sets, "  }}");
             let key = "{ ip daddr . meta l4proto . th dport }";
+            // Wakes the sidecar's ledger (no verdict: the rules below decide), a few times a
+            // second at most whatever the sandbox sends.
+            let _ = writeln!(chain, "    {matcher} {WAKE}");
             let _ = writeln!(
                 chain,
                 "    {matcher} meta l4proto tcp update @{name} {key} reject with tcp reset"
@@ -425,6 +433,7 @@ impl NetworkPolicy {
                         &expired_reason(secs),
                     );
                     // Held: recorded, and dropped, so the client's retransmission asks again.
+                    let _ = writeln!(chain, "    meta l4proto {{ tcp, udp }} {WAKE}");
                     let _ = writeln!(
                         chain,
                         "    meta l4proto {{ tcp, udp }} add @{HELD_SET} {{ {key} }} drop"
@@ -634,6 +643,13 @@ mod tests {
         .render_nft();
         assert!(!deny.contains("ask_held") && !deny.contains("ask_expired"));
         assert_eq!(policy.default_word(), "ask");
+        assert!(WAKE.ends_with(&format!("log group {}", crate::network::nflog::GROUP)));
+        assert!(
+            nft.contains(&format!(
+                "meta l4proto {{ tcp, udp }} {WAKE}\n    meta l4proto {{ tcp, udp }} add @ask_held"
+            )),
+            "the held packet wakes the sidecar: {nft}"
+        );
         assert_eq!(policy.dns_settings().ask_timeout, Some(45));
     }
 
