@@ -110,7 +110,7 @@ fn main() -> ExitCode {
                     ledger.poll(table);
                 }
                 if let Some(held) = run_rules.held.as_mut() {
-                    held.poll(table.as_deref(), &run_rules.current);
+                    held.poll(table.as_deref(), &run_rules.current, &mut ledger);
                 }
             }
             Ok(Some(Signal::SIGCHLD)) => {
@@ -483,7 +483,6 @@ struct Held {
     written: Option<Vec<lazaret_protocol::held::HeldEntry>>,
     /// The connections held at the last look at the policy's sets.
     connections_held: Vec<lazaret_protocol::held::HeldEntry>,
-    ledger: Ledger,
 }
 
 impl Held {
@@ -493,7 +492,6 @@ impl Held {
             names,
             written: None,
             connections_held: Vec::new(),
-            ledger: Ledger::default(),
         }
     }
 
@@ -504,10 +502,15 @@ impl Held {
 
     /// With `table` (the policy's sets now): settles, expires and records held connections;
     /// without, reuses the last look. Then writes `held.json` with the held names if it changed.
-    fn poll(&mut self, table: Option<&str>, rules: &lazaret::network::run_rules::RunRules) {
+    fn poll(
+        &mut self,
+        table: Option<&str>,
+        rules: &lazaret::network::run_rules::RunRules,
+        ledger: &mut Ledger,
+    ) {
         use lazaret::network::ask::{HeldFile, HELD_FILE};
         if let Some(table) = table {
-            self.connections_held = self.look(table, rules);
+            self.connections_held = self.look(table, rules, ledger);
         }
         let mut held = self.connections_held.clone();
         held.extend(
@@ -540,6 +543,7 @@ impl Held {
         &mut self,
         table: &str,
         rules: &lazaret::network::run_rules::RunRules,
+        ledger: &mut Ledger,
     ) -> Vec<lazaret_protocol::held::HeldEntry> {
         use lazaret::network::ask::{EXPIRED_SET, HELD_SET};
         use lazaret::runtime::denial_ledger::{set_elements, unix_now};
@@ -570,7 +574,7 @@ impl Held {
                 eprintln!("lazaret-sidecar: settling held connections: {e}");
             }
         }
-        self.ledger.write(&step.ledger);
+        ledger.write(&step.ledger);
         step.held
     }
 }

@@ -27,6 +27,8 @@ pub const SAFETY_LOOK: Duration = Duration::from_secs(2);
 /// [`MIN_PERIOD`] while the sandbox keeps writing (a file growing to fill the dir, a flood of
 /// junk): as often as the old poll, not once per event.
 pub const MIN_PERIOD: Duration = FALLBACK_POLL;
+/// The most reads of queued events per wake-up (each read takes up to a page of them).
+const MAX_DRAIN: usize = 64;
 /// How many looks may follow each other at once before [`MIN_PERIOD`] applies.
 pub const BURST: u32 = 8;
 
@@ -168,8 +170,13 @@ impl Arrivals {
         match ready {
             Ok(0) => Woken::TimedOut,
             Ok(_) => {
-                // Drain: the events only woke us.
-                while inotify.read_events().is_ok_and(|e| !e.is_empty()) {}
+                // Drain: the events only woke us. Bounded, so a sandbox writing faster than
+                // events are read cannot keep the loop from its sweep.
+                for _ in 0..MAX_DRAIN {
+                    if !inotify.read_events().is_ok_and(|e| !e.is_empty()) {
+                        break;
+                    }
+                }
                 Woken::Changed
             }
             Err(_) => Woken::Changed,
