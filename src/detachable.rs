@@ -22,6 +22,7 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> anyhow::Result<i32> {
         domain: &plan.domain,
         profile: &plan.profile.name,
         fingerprint: &plan.fingerprint,
+        linger: opts.linger,
     };
     let addr = connection::DomainAddress {
         socket: paths::socket(&plan.domain),

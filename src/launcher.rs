@@ -57,6 +57,7 @@ impl EngineLauncher {
             &RunOptions {
                 profile: Some(target.address.profile.clone()),
                 command: Vec::new(),
+                linger: None,
             },
             &target.address.workspace,
         )?);
@@ -74,6 +75,7 @@ impl Launcher for EngineLauncher {
             &RunOptions {
                 profile: profile.map(str::to_owned),
                 command: Vec::new(),
+                linger: None,
             },
             dir,
         )?;
@@ -96,6 +98,7 @@ impl Launcher for EngineLauncher {
             domain: &plan.domain,
             profile: &plan.profile.name,
             fingerprint: &plan.fingerprint,
+            linger: None,
         };
         launch::join_or_start_with(&reg, |_| {
             let events = events.clone();

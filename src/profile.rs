@@ -55,12 +55,22 @@ pub struct AgentProfile {
     /// image after the paste key (None: yes). Left out of the fingerprint's form when unset.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub image_paste: Option<bool>,
+    /// `linger`: seconds the Domain stays up after its last session left (None or 0: it is
+    /// torn down at once). Not part of the Configuration Fingerprint: it changes nothing in the
+    /// sandbox, and `lazaret run --linger` may set it for the Domain it starts.
+    #[serde(skip)]
+    pub linger_secs: Option<u64>,
 }
 
 impl AgentProfile {
     /// Whether image paste into the sandbox is allowed (on unless the profile turns it off).
     pub fn image_paste(&self) -> bool {
         self.image_paste.unwrap_or(true)
+    }
+
+    /// How long a Domain of this profile stays up after its last session left.
+    pub fn linger(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.linger_secs.unwrap_or(0))
     }
 
     /// After how long without output a session of this profile counts as `idle`.

@@ -5,7 +5,6 @@ use crate::coordinator::client::Registration;
 use crate::coordinator::launch;
 use crate::coordinator::session_api::{Attached, DomainSession, Prompter};
 use crate::domain::layout::Layout;
-use crate::domain::lock::LifecycleLock;
 use crate::domain::Domain;
 use crate::profile::AgentProfile;
 use crate::runtime::sandbox::{self, ExecRequest};
@@ -24,6 +23,8 @@ pub struct RunOptions {
     pub profile: Option<String>,
     /// Empty: the profile's default command.
     pub command: Vec<String>,
+    /// `--linger`: how long a Domain this run starts stays up after its last session (seconds).
+    pub linger: Option<u64>,
 }
 
 /// How long the last session waits for the coordinator to finish tearing down.
@@ -70,6 +71,8 @@ pub struct SessionPlan {
     pub profile: AgentProfile,
     pub fingerprint: String,
     pub command: Vec<String>,
+    /// `lazaret run --linger` (seconds), for a Domain this run starts.
+    pub linger: Option<u64>,
 }
 
 impl SessionPlan {
@@ -111,6 +114,7 @@ impl SessionPlan {
             domain,
             profile,
             command,
+            linger: opts.linger,
         })
     }
 
@@ -121,6 +125,7 @@ impl SessionPlan {
             domain: &self.domain,
             profile: &self.profile.name,
             fingerprint: &self.fingerprint,
+            linger: self.linger,
         };
         let mut session: Box<dyn DomainSession> = Box::new(launch::join_or_start(&reg)?);
         let session_id = session.session_id().as_str().to_owned();
@@ -219,7 +224,7 @@ impl SessionPlan {
             Attached::Exited(code) => {
                 tracing::info!(code, "command ended");
                 if session.leave()? {
-                    self.wait_for_teardown();
+                    self.wait_for_sandbox_stop();
                 }
                 self.git_sentry_after_run(embedded);
                 Ok((code, session_id))
@@ -282,21 +287,19 @@ impl SessionPlan {
         }
     }
 
-    /// The last session out waits until the coordinator has torn the Domain down (it holds the
-    /// lifecycle lock until then), so that nothing of the Domain runs once this CLI exits.
-    fn wait_for_teardown(&self) {
-        let deadline = Instant::now() + TEARDOWN_WAIT;
-        while Instant::now() < deadline {
-            match LifecycleLock::try_acquire(&self.domain.runtime_dir) {
-                Ok(Some(_lock)) => return,
-                Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-                Err(e) => {
-                    tracing::warn!("waiting for the teardown: {e:#}");
-                    return;
-                }
-            }
+    /// The last session out waits until the coordinator has stopped the Agent Sandbox (it
+    /// holds the sandbox lock until then), so that no sandbox process runs — and can write the
+    /// workspace behind the Git Sentry's end-of-run check — once this CLI returns. The rest of
+    /// the teardown (sidecar, State Anchors) goes on without the developer waiting (issue #18).
+    fn wait_for_sandbox_stop(&self) {
+        use crate::domain::sandbox_lock::{wait_released, Released};
+        match wait_released(&self.domain.runtime_dir, TEARDOWN_WAIT) {
+            Ok(Released::Yes) => {}
+            Ok(Released::TimedOut) => eprintln!(
+                "lazaret: warning: the Agent Sandbox is still stopping after {TEARDOWN_WAIT:?}"
+            ),
+            Err(e) => tracing::warn!("waiting for the sandbox to stop: {e:#}"),
         }
-        eprintln!("lazaret: warning: the Domain is still tearing down after {TEARDOWN_WAIT:?}");
     }
 }
 

@@ -165,3 +165,69 @@ fn doctor_prints_the_fix_for_a_failing_check() {
     assert!(text.contains("FAIL xdg-runtime-dir"), "{text}");
     assert!(text.contains("fix: install -d -m 0700"), "{text}");
 }
+
+/// Issue #18: the last `lazaret run` returns as soon as the Agent Sandbox has stopped — the
+/// sidecar and the State Anchors go after it — and not before: a process the command left
+/// running in the sandbox writes the workspace without pause until the sandbox stops, and nothing
+/// of it may change the workspace once the CLI returned (its Git Sentry check ran last).
+#[test]
+fn the_last_run_returns_once_the_sandbox_stopped_and_the_rest_goes_after() {
+    let dev = Dev::get();
+    let ws = dev.workspace("early-return");
+    let r = ws.run(&[
+        "sh",
+        "-c",
+        "(i=0; while :; do i=$((i+1)); echo $i > /workspace/tick; done) >/dev/null 2>&1 & \
+         sleep 0.3; echo started",
+    ]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert_eq!(r.stdout, "started\n");
+    let tick = ws.path.join("tick");
+    let first = std::fs::read_to_string(&tick).expect("the ticker wrote");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(
+        std::fs::read_to_string(&tick).ok().as_deref(),
+        Some(first.as_str()),
+        "a sandbox process still wrote the workspace after the CLI returned"
+    );
+    ws.assert_nothing_left();
+}
+
+/// Issue #18: `--linger` keeps the Domain up after its last session, the next `lazaret run`
+/// joins the same sandbox, and once it has lingered without a session it is torn down — with
+/// the Git Sentry's end-of-run check run by the coordinator, because the CLIs returned while
+/// the sandbox still ran (here a process left behind plants `.git/commondir` after they did).
+#[test]
+fn a_lingering_domain_is_joined_then_torn_down_with_its_git_sentry_check() {
+    let dev = Dev::get();
+    let ws = dev.workspace("linger");
+    let r = ws.lazaret(&[
+        "run",
+        "--linger",
+        "3s",
+        "--",
+        "sh",
+        "-c",
+        "echo one > /tmp/mark; \
+         (sleep 1; echo ../../x > /workspace/.git/commondir) >/dev/null 2>&1 &",
+    ]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert_eq!(ws.containers().len(), 2, "the Domain lingers");
+    let r = ws.run(&["cat", "/tmp/mark"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert_eq!(r.stdout, "one\n", "the second run joined the same sandbox");
+    ws.wait_torn_down();
+    assert!(
+        ws.host_sh("ls -A .git").lines().all(|l| l != "commondir"),
+        "the planted commondir stayed: host git would obey it"
+    );
+    let quarantined = ws.host_sh("ls -A .git | grep -c '^commondir.lazaret-quarantine-' || true");
+    assert_eq!(quarantined.trim(), "1");
+    let bad = ws.lazaret(&["run", "--linger", "2d", "--", "true"]);
+    assert_eq!(bad.code, Some(2), "{bad:?}");
+    assert!(
+        bad.stderr.contains("\"30s\""),
+        "says what to write: {bad:?}"
+    );
+    ws.assert_nothing_left();
+}

@@ -11,8 +11,11 @@ pub struct CoordinatorArgs {
     pub profile: String,
     #[arg(long)]
     pub workspace: PathBuf,
+    /// Seconds the Domain stays up after its last session (over the profile's `linger`).
+    #[arg(long)]
+    pub linger: Option<u64>,
 }
 
 pub fn execute(layout: &Layout, args: CoordinatorArgs) -> anyhow::Result<i32> {
-    crate::coordinator::daemon::main(layout, &args.profile, &args.workspace)
+    crate::coordinator::daemon::main(layout, &args.profile, &args.workspace, args.linger)
 }

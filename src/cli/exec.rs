@@ -88,6 +88,7 @@ fn run(layout: &Layout, args: ExecArgs) -> anyhow::Result<(i32, ExecResult)> {
         &RunOptions {
             profile: args.profile,
             command: args.command,
+            linger: None,
         },
     )?;
     let dir = layout.state_dir().join("exec");

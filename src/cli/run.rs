@@ -28,6 +28,11 @@ pub struct RunArgs {
     /// (ctrl-b d detaches, closing the terminal too) and `lazaret attach` shows it again.
     #[arg(long)]
     pub detachable: bool,
+    /// Keep the Domain up this long after its last session ends ("30s", "5m", "0"), so that
+    /// the next `lazaret run` joins it at once instead of starting it again (handy in a loop).
+    /// Applies when this run starts the Domain; default: the profile's `linger`, else 0.
+    #[arg(long, value_name = "DURATION", value_parser = parse_linger)]
+    pub linger: Option<u64>,
     /// The command and its arguments, after `--`.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -37,9 +42,14 @@ pub fn execute(layout: &Layout, args: RunArgs) -> anyhow::Result<i32> {
     let opts = RunOptions {
         profile: args.profile,
         command: args.command,
+        linger: args.linger,
     };
     if args.detachable {
         return crate::detachable::run(layout, &opts);
     }
     session::run(layout, &opts)
+}
+
+fn parse_linger(text: &str) -> Result<u64, String> {
+    crate::config::linger::parse(text)
 }

@@ -46,6 +46,8 @@ pub struct RawProfile {
     pub setup: Option<RawSetup>,
     pub terminal: Option<RawTerminal>,
     pub activity: Option<RawActivity>,
+    /// How long the Domain stays up after its last session (issue #18): "30s", "5m", or seconds.
+    pub linger: Option<Spanned<super::linger::RawLinger>>,
 }
 
 /// `[profiles.NAME.terminal]`: each key unset means the `extends` profile's value, else false.

@@ -14,6 +14,7 @@ pub mod commands;
 pub mod edit;
 pub mod file;
 pub mod host_paths;
+pub mod linger;
 pub mod network;
 pub mod resolve;
 pub mod save;

@@ -273,6 +273,17 @@ pub fn profile(
         None => parent.and_then(|p| p.idle_after_secs),
     };
 
+    let linger_secs = match &raw.linger {
+        Some(v) => match v.get_ref().secs() {
+            Ok(secs) => Some(secs),
+            Err(e) => {
+                c.error(Some(&v.span()), e);
+                None
+            }
+        },
+        None => parent.and_then(|p| p.linger_secs),
+    };
+
     let failed = !c.diags.is_empty();
     diags.append(&mut c.diags);
     if failed {
@@ -293,6 +304,7 @@ pub fn profile(
         setup,
         terminal,
         idle_after_secs,
+        linger_secs,
         image_paste: raw
             .terminal
             .as_ref()

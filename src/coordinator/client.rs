@@ -22,6 +22,8 @@ pub struct Registration<'a> {
     pub domain: &'a Domain,
     pub profile: &'a str,
     pub fingerprint: &'a str,
+    /// `lazaret run --linger`: for the coordinator this CLI may start (None: the profile's).
+    pub linger: Option<u64>,
 }
 
 /// A registered Client Session on the Domain's coordinator.

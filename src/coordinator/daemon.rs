@@ -65,18 +65,32 @@ fn inherited(fd: i32, what: &str) -> anyhow::Result<File> {
 }
 
 /// Entry point of the hidden `__coordinator` subcommand.
-pub fn main(layout: &Layout, profile: &str, workspace: &Path) -> anyhow::Result<i32> {
+/// The Session Coordinator of the Domain of (`profile`, `workspace`); `linger` (seconds) over the
+/// profile's.
+pub fn main(
+    layout: &Layout,
+    profile: &str,
+    workspace: &Path,
+    linger: Option<u64>,
+) -> anyhow::Result<i32> {
     let mut ready = inherited(READY_FD, "ready pipe")?;
-    let result = run(layout, profile, workspace, &mut ready);
+    let result = run(layout, profile, workspace, linger, &mut ready);
     if let Err(e) = &result {
         let _ = writeln!(ready, "error: {e:#}");
     }
     result
 }
 
-fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> anyhow::Result<i32> {
+fn run(
+    layout: &Layout,
+    profile: &str,
+    workspace: &Path,
+    linger: Option<u64>,
+    ready: &mut File,
+) -> anyhow::Result<i32> {
     let lock = inherited(LOCK_FD, "lifecycle lock")?;
     let profile = crate::config::HostConfig::load(layout)?.profile(Some(profile))?;
+    let linger = linger.map_or_else(|| profile.linger(), Duration::from_secs);
     let domain = Domain::resolve(layout, &profile.name, workspace)?;
     // The inherited lock must be this Domain's (OR-1).
     let lock_meta = lock.metadata()?;
@@ -106,9 +120,9 @@ fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> an
 
     let podman = Podman::default();
     let wrapper = sibling_binary("lazaret-runsc")?;
-    let image = SidecarImage::locate()?;
-    let mut runtime = DomainRuntime::new(podman, domain.clone());
     let images = layout.storage_root().join("images");
+    let image = SidecarImage::locate_cached(&images)?;
+    let mut runtime = DomainRuntime::new(podman, domain.clone());
     // The core decides MountStateAnchor, StartSidecar, InstallPolicy and StartSandbox; the
     // driver carries them out (and recovers on failure).
     let how = super::driver::BringUp {
@@ -142,6 +156,7 @@ fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> an
         fingerprint: profile.fingerprint(),
         sandbox: runtime.sandbox_name(),
         status_path: Some(paths::status(&domain)),
+        linger,
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -225,6 +240,11 @@ fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> an
     let mut reg = engine.registry();
     let down = stop_in_order(&mut reg, &mut runtime);
     drop(reg);
+    if !linger.is_zero() {
+        // The last CLI returned while the sandbox still ran (it lingered): the Git Sentry's
+        // end-of-run check is the coordinator's now that the sandbox has stopped.
+        git_sentry_after_linger(&domain);
+    }
     // Nothing of the runtime may act once the lock is released.
     drop(runtime);
     tracing::info!(domain = %domain.id, "coordinator stopped");
@@ -232,6 +252,20 @@ fn run(layout: &Layout, profile: &str, workspace: &Path, ready: &mut File) -> an
     outcome?;
     down?;
     Ok(0)
+}
+
+/// The Git Sentry's end-of-run check once a lingering Domain's sandbox has stopped; what it
+/// finds goes to the log (no terminal is left to tell).
+fn git_sentry_after_linger(domain: &crate::domain::Domain) {
+    let store = crate::runtime::git_sentry::guard::store_of(domain);
+    match crate::runtime::git_sentry::guard::after_run(&domain.workspace.root, &store) {
+        Ok(report) => {
+            for m in &report.messages {
+                tracing::warn!("Git Sentry: {m}");
+            }
+        }
+        Err(e) => tracing::warn!("Git Sentry end-of-run check: {e:#}"),
+    }
 }
 
 /// How often the coordinator checks that the Network Sidecar still runs.
@@ -256,6 +290,10 @@ async fn serve(
     let mut any_session = false;
     let mut watch = tokio::time::interval(SIDECAR_WATCH);
     let mut sidecar_alive = sidecar_pid.is_some();
+    let linger = endpoint.engine.config.linger;
+    let lingering = tokio::time::sleep(Duration::ZERO);
+    tokio::pin!(lingering);
+    let mut idle = false;
     loop {
         tokio::select! {
             _ = watch.tick(), if sidecar_alive => {
@@ -275,6 +313,19 @@ async fn serve(
             _ = endpoint.engine.wait_empty() => {
                 tracing::info!("the last Client Session left");
                 return Ok(());
+            }
+            _ = endpoint.engine.wait_idle(), if !linger.is_zero() => {
+                tracing::info!(secs = linger.as_secs(), "the last Client Session left; the Domain lingers");
+                lingering.as_mut().reset(tokio::time::Instant::now() + linger);
+                idle = true;
+            }
+            _ = &mut lingering, if idle => {
+                idle = false;
+                // Declined when a session joined meanwhile: its leave starts a new linger.
+                if endpoint.engine.begin_teardown() {
+                    tracing::info!("the Domain lingered without a session; tearing down");
+                    return Ok(());
+                }
             }
             _ = &mut first_deadline, if !any_session => {
                 // Connections that only looked (`lazaret ps`, a `connect` that never started a

@@ -54,9 +54,9 @@ impl Engine {
             .is_ok()
     }
 
-    /// `Leave`, then the teardown if it was the last session. Returns whether the Domain is
-    /// now stopping.
-    pub(super) fn leave_step(&self, cli: CliId) -> bool {
+    /// `Leave`, then (when `tear_down`: no linger) the teardown if it was the last session.
+    /// Returns whether the Domain is now stopping.
+    pub(super) fn leave_step(&self, cli: CliId, tear_down: bool) -> bool {
         if let Err(e) = self.step(Event::Leave { cli }).map(|handed| {
             caller_carries(&Event::Leave { cli }, handed, |e| {
                 matches!(e, Effect::Disconnect { .. } | Effect::DetachViewer { .. })
@@ -64,7 +64,7 @@ impl Engine {
         }) {
             tracing::warn!("protocol step refused: {e}");
         }
-        self.begin_teardown()
+        tear_down && self.begin_teardown()
     }
 
     /// With no session left: withdraws a startup leader that never registered, then begins

@@ -221,6 +221,7 @@ pub(crate) fn engine() -> Engine {
         fingerprint: "f".into(),
         sandbox: "sandbox".into(),
         status_path: None,
+        linger: std::time::Duration::ZERO,
     };
     let status = DomainStatus {
         domain_id: String::new(),

@@ -40,6 +40,10 @@ pub struct EngineConfig {
     pub sandbox: String,
     /// Where `lazaret ps` reads the status (none for a purely in-process engine).
     pub status_path: Option<PathBuf>,
+    /// How long the Domain stays up after its last session left (`linger`, issue #18): zero
+    /// begins the teardown at the last leave; otherwise the daemon begins it once the Domain
+    /// has stayed without a session that long.
+    pub linger: std::time::Duration,
 }
 
 /// A registered Client Session (FR-10): its Client CLI, Session ID and Session Anchor.
@@ -79,6 +83,8 @@ pub struct Engine {
     status: Mutex<DomainStatus>,
     shutdown: watch::Sender<Option<String>>,
     empty: Notify,
+    /// The last session left and the Domain lingers (see [`EngineConfig::linger`]).
+    idle: Notify,
     /// Sessions registered since the start (a Domain nobody used is torn down).
     registered_ever: std::sync::atomic::AtomicU64,
     /// The status file was withdrawn (teardown): sessions leaving afterwards do not write it
@@ -100,6 +106,7 @@ impl Engine {
             status: Mutex::new(status),
             shutdown,
             empty: Notify::new(),
+            idle: Notify::new(),
             registered_ever: Default::default(),
             withdrawn: Default::default(),
             paste_keys: Default::default(),
@@ -260,7 +267,7 @@ impl Engine {
     /// connection closes, or the session host drops the ended session's streams), and so is
     /// the teardown this may begin (the daemon carries it out when this returns true).
     pub fn leave(&self, cli: CliId, session: Option<&SessionId>) -> bool {
-        let stopping = self.leave_step(cli);
+        let stopping = self.leave_step(cli, self.config.linger.is_zero());
         if let (Some(session), Ok(mut keys)) = (session, self.sessions.lock()) {
             if let Some(k) = keys.remove(session.as_str()) {
                 k.cancel.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -272,6 +279,8 @@ impl Engine {
         self.publish_status();
         if stopping {
             self.empty.notify_one();
+        } else if self.registry().sessions() == 0 {
+            self.idle.notify_one();
         }
         stopping
     }
@@ -336,6 +345,12 @@ impl Engine {
     /// Resolves once the last Client Session has left.
     pub async fn wait_empty(&self) {
         self.empty.notified().await;
+    }
+
+    /// Resolves once the last Client Session has left a lingering Domain (it may have a new
+    /// one by the time this is seen: [`Engine::begin_teardown`] then declines).
+    pub async fn wait_idle(&self) {
+        self.idle.notified().await;
     }
 
     /// Tells every session the Domain is going away, and why.

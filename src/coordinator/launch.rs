@@ -92,6 +92,7 @@ fn start_coordinator(reg: &Registration<'_>, lock: LifecycleLock) -> anyhow::Res
         .arg(reg.profile)
         .arg("--workspace")
         .arg(&reg.domain.workspace.root)
+        .args(reg.linger.map(|s| format!("--linger={s}")))
         .current_dir("/")
         .stdin(Stdio::null())
         .stdout(Stdio::null())

@@ -4,6 +4,7 @@ pub mod key;
 pub mod layout;
 pub mod legacy;
 pub mod lock;
+pub mod sandbox_lock;
 pub mod workspace;
 
 use anyhow::Context;

@@ -6,6 +6,7 @@ use super::runsc_exec::RunscExec;
 use super::sidecar_image::SidecarImage;
 use super::state_anchor::StateAnchors;
 use super::{gvisor, sandbox, sandbox_mounts, sidecar};
+use crate::domain::sandbox_lock::SandboxLock;
 use crate::domain::Domain;
 use crate::profile::AgentProfile;
 use anyhow::Context;
@@ -28,6 +29,9 @@ pub struct DomainRuntime {
     sandbox_exec: Option<(String, i32)>,
     /// The Escalation Mailbox's request dir (its tmpfs), once mounted.
     mailbox_req: Option<std::os::fd::OwnedFd>,
+    /// Held from before the sandbox starts until it has stopped: the last `lazaret run` out
+    /// waits for it (see [`crate::domain::sandbox_lock`]).
+    sandbox_lock: Option<SandboxLock>,
 }
 
 /// The resource marker: present while containers of the Domain may exist.
@@ -47,6 +51,7 @@ impl DomainRuntime {
             sandbox_pid: None,
             sandbox_exec: None,
             mailbox_req: None,
+            sandbox_lock: None,
         }
     }
 
@@ -115,6 +120,7 @@ impl DomainRuntime {
                 "State Anchor ready"
             );
         }
+        self.sandbox_lock = Some(SandboxLock::hold(&self.domain.runtime_dir)?);
         let (podman, domain) = (&self.podman, &self.domain);
         sandbox::start(podman, domain)?;
         // One inspect of both: the sandbox's runtime check, and both conmon pids for teardown.
@@ -236,10 +242,30 @@ impl DomainRuntime {
         Ok(())
     }
 
-    /// Stops and removes the Agent Sandbox.
+    /// Stops and removes the Agent Sandbox: its processes are killed first (a few ms), so that
+    /// the sandbox lock can be let go before `podman rm` (~150 ms) removes the container.
     pub fn stop_sandbox(&mut self) -> anyhow::Result<()> {
+        if let (Some(pid), Some((id, conmon))) = (self.sandbox_pid, &self.sandbox_exec) {
+            let t = std::time::Instant::now();
+            let c = super::sandbox_kill::Container {
+                pid,
+                conmon: *conmon,
+                id,
+            };
+            let n = super::sandbox_kill::kill_tree(&c, SANDBOX_KILL_WAIT);
+            tracing::debug!(
+                killed = n,
+                ms = t.elapsed().as_millis() as u64,
+                "sandbox processes killed"
+            );
+            if n > 0 {
+                self.sandbox_lock = None;
+            }
+        }
         self.note_conmons();
-        self.remove("sandbox")
+        let removed = self.remove("sandbox");
+        self.sandbox_lock = None;
+        removed
     }
 
     /// Stops and removes the Network Sidecar (after the sandbox: podman refuses otherwise),
@@ -322,6 +348,9 @@ impl DomainRuntime {
             .context("tearing down the Domain's transient resources")
     }
 }
+
+/// How long stopping the sandbox waits for its killed processes to exit.
+const SANDBOX_KILL_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// How long teardown waits for the containers' conmon processes to exit.
 const CONMON_EXIT_WAIT: std::time::Duration = std::time::Duration::from_secs(10);

@@ -32,6 +32,26 @@ pub fn sibling_binary(name: &str) -> anyhow::Result<PathBuf> {
     Ok(path)
 }
 
+/// The files' identity, size and modification and change times (None if one is missing).
+fn stamp(files: &[&Path]) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = String::new();
+    for f in files {
+        let m = std::fs::metadata(f).ok()?;
+        out.push_str(&format!(
+            "{}:{}:{}:{}.{}:{}.{} ",
+            m.dev(),
+            m.ino(),
+            m.size(),
+            m.mtime(),
+            m.mtime_nsec(),
+            m.ctime(),
+            m.ctime_nsec()
+        ));
+    }
+    Some(out.trim_end().to_owned())
+}
+
 impl SidecarImage {
     pub fn locate() -> anyhow::Result<SidecarImage> {
         let sidecar_bin = sibling_binary("lazaret-sidecar")?;
@@ -52,6 +72,38 @@ impl SidecarImage {
             tag: format!("{REPOSITORY}:{tag}"),
             sidecar_bin,
         })
+    }
+
+    /// As [`SidecarImage::locate`], remembering the digest in `cache_dir` against the files'
+    /// identity and change times: hashing the sidecar binary (tens of MB with line tables)
+    /// took ~100 ms of every Domain start (issue #18). A file replaced or rewritten gets a new
+    /// ctime, which nobody but root can set back, so a stale digest is never used.
+    pub fn locate_cached(cache_dir: &Path) -> anyhow::Result<SidecarImage> {
+        let sidecar_bin = sibling_binary("lazaret-sidecar")?;
+        let cache = cache_dir.join("sidecar-digest");
+        let stamp = stamp(&[sidecar_bin.as_path(), Path::new(NFT)]);
+        if let (Some(stamp), Ok(cached)) = (&stamp, std::fs::read_to_string(&cache)) {
+            if let Some((seen, tag)) = cached.trim_end().split_once('\t') {
+                if seen == stamp && tag.starts_with(REPOSITORY) {
+                    return Ok(SidecarImage {
+                        tag: tag.to_owned(),
+                        sidecar_bin,
+                    });
+                }
+            }
+        }
+        let image = SidecarImage::locate()?;
+        if let Some(stamp) = stamp {
+            let tmp = cache_dir.join(format!(".sidecar-digest.{}", std::process::id()));
+            let written = std::fs::create_dir_all(cache_dir)
+                .and_then(|_| std::fs::write(&tmp, format!("{stamp}\t{}\n", image.tag)))
+                .and_then(|_| std::fs::rename(&tmp, &cache));
+            if let Err(e) = written {
+                let _ = std::fs::remove_file(&tmp);
+                tracing::debug!("remembering the sidecar image's digest: {e}");
+            }
+        }
+        Ok(image)
     }
 
     /// Builds and imports the image unless rootless storage already has it. A marker in
@@ -235,6 +287,27 @@ fn parse_ldd(text: &str) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rewritten_file_gets_a_new_stamp() -> anyhow::Result<()> {
+        let t = tempfile::tempdir()?;
+        let f = t.path().join("bin");
+        std::fs::write(&f, b"one")?;
+        let first = stamp(&[f.as_path()]);
+        assert!(first.is_some());
+        assert_eq!(first, stamp(&[f.as_path()]), "unchanged: same stamp");
+        // Same size, mtime set back: the change time still tells.
+        let mtime = std::fs::metadata(&f)?.modified()?;
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        std::fs::write(&f, b"two")?;
+        std::fs::File::options()
+            .write(true)
+            .open(&f)?
+            .set_modified(mtime)?;
+        assert_ne!(first, stamp(&[f.as_path()]));
+        assert_eq!(stamp(&[t.path().join("missing").as_path()]), None);
+        Ok(())
+    }
 
     #[test]
     fn ldd_output_parsed() {

@@ -399,8 +399,12 @@ impl TestWorkspace {
         self.assert_nothing_left();
     }
 
-    /// After every test: nothing of the Domain runs (FR-6).
+    /// After every test: nothing of the Domain runs (FR-6) once its coordinator has finished.
+    /// The last `lazaret run` returns when the sandbox has stopped; the coordinator removes the
+    /// sidecar and unmounts the State Anchors after that (issue #18), holding the lifecycle
+    /// lock until done — waited for here (60 s at most), then everything is checked.
     pub fn assert_nothing_left(&self) {
+        self.wait_coordinator_done(Duration::from_secs(60));
         assert_eq!(
             self.containers(),
             Vec::<String>::new(),
@@ -545,6 +549,29 @@ pub fn ps_json(dev: &Dev) -> serde_json::Value {
 
 impl TestWorkspace {
     /// The runtime dir of this workspace's Domain (socket, status, resource marker, mailbox).
+    /// Waits until no coordinator holds the Domain's lifecycle lock (never creates the file:
+    /// it belongs to the developer user).
+    pub fn wait_coordinator_done(&self, limit: Duration) {
+        use std::os::unix::fs::OpenOptionsExt;
+        let path = self.runtime_dir().join("lifecycle.lock");
+        let Ok(file) = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&path)
+        else {
+            return;
+        };
+        let deadline = std::time::Instant::now() + limit;
+        while file.try_lock_shared().is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the Domain's coordinator still holds {} after {limit:?}",
+                path.display()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     pub fn runtime_dir(&self) -> std::path::PathBuf {
         self.dev
             .runtime_dir
