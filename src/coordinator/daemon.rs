@@ -171,7 +171,11 @@ fn run(
             profile: profile.clone(),
             sandbox: runtime.sandbox_name(),
             program: std::env::var("LAZARET_PODMAN").unwrap_or_else(|_| "podman".to_owned()),
-            direct: session_exec(&runtime),
+            direct: {
+                let direct = session_exec(&runtime);
+                crate::runtime::runsc_exec::publish(&domain.runtime_dir, direct.as_ref());
+                direct
+            },
             containers: super::domain_state::ContainerPids {
                 sandbox: runtime.sandbox_pid(),
                 sidecar: runtime.sidecar_pid(),
@@ -215,9 +219,18 @@ fn run(
         let stop = stop_escalations.clone();
         std::thread::spawn(move || service.run(&stop))
     };
-    let outcome = rt.block_on(serve(&endpoint, &socket, ready, runtime.sidecar_pid()));
+    let mut connections = tokio::task::JoinSet::new();
+    let outcome = rt.block_on(serve(
+        &endpoint,
+        &socket,
+        ready,
+        runtime.sidecar_pid(),
+        &mut connections,
+    ));
+    let t = std::time::Instant::now();
     stop_escalations.set();
     let _ = escalations.join();
+    tracing::debug!(ms = t.elapsed().as_millis() as u64, "escalations stopped");
     // Published ports end before the network namespace they lead into.
     endpoint.host.stop_ports();
 
@@ -230,7 +243,13 @@ fn run(
         Ok(()) => "the Domain is shutting down".to_owned(),
         Err(e) => format!("the Session Coordinator failed: {e:#}"),
     });
-    rt.block_on(async { tokio::time::sleep(Duration::from_millis(20)).await });
+    // The connections finish telling their clients (20 ms at most): a last `lazaret run` whose
+    // connection is already done does not wait for the sandbox to stop any longer than that.
+    rt.block_on(async {
+        let all_done = async { while connections.join_next().await.is_some() {} };
+        let _ = tokio::time::timeout(Duration::from_millis(20), all_done).await;
+    });
+    tracing::debug!(open = connections.len(), "connections told");
     // Through the driver: a failure terminates host processes and withdraws prompts.
     if outcome.is_err() {
         engine.fail();
@@ -276,6 +295,7 @@ async fn serve(
     socket: &Path,
     ready: &mut File,
     sidecar_pid: Option<u32>,
+    connections: &mut tokio::task::JoinSet<()>,
 ) -> anyhow::Result<()> {
     let listener = tokio::net::UnixListener::bind(socket)
         .with_context(|| format!("binding the coordinator socket {}", socket.display()))?;
@@ -308,7 +328,8 @@ async fn serve(
             }
             accepted = listener.accept() => {
                 let (stream, _) = accepted.context("accepting a connection")?;
-                tokio::spawn(server::handle(endpoint.clone(), stream));
+                connections.spawn(server::handle(endpoint.clone(), stream));
+                while connections.try_join_next().is_some() {}
             }
             _ = endpoint.engine.wait_empty() => {
                 tracing::info!("the last Client Session left");

@@ -140,22 +140,6 @@ fn open_in(pid: u32, target: &Path) -> anyhow::Result<OwnedFd> {
     Ok(fd)
 }
 
-/// Host side: detaches the request dir's tmpfs (all mounts stacked there) in podman's
-/// namespace. Safe to call when nothing is mounted; used at teardown and in recovery.
-pub fn release(podman: &Podman, runtime_dir: &Path) -> anyhow::Result<()> {
-    let target = req_path(runtime_dir);
-    if !target.is_dir() {
-        return Ok(());
-    }
-    let req = NsRequest::MailboxUnmount { target };
-    crate::runtime::state_anchor::call_raw(
-        podman,
-        "unmounting the Escalation Mailbox's request dir",
-        &req,
-    )?;
-    Ok(())
-}
-
 /// Namespace side: a fresh tmpfs at `target` (whatever an interrupted run left there detached
 /// first), then this process's pid on stdout, then wait until stdin closes.
 pub fn ns_mount_and_hold(target: &Path) -> anyhow::Result<i32> {

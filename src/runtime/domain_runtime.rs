@@ -32,6 +32,8 @@ pub struct DomainRuntime {
     /// Held from before the sandbox starts until it has stopped: the last `lazaret run` out
     /// waits for it (see [`crate::domain::sandbox_lock`]).
     sandbox_lock: Option<SandboxLock>,
+    /// The sandbox's processes were killed: its container is removed with the sidecar's.
+    sandbox_killed: bool,
 }
 
 /// The resource marker: present while containers of the Domain may exist.
@@ -52,6 +54,7 @@ impl DomainRuntime {
             sandbox_exec: None,
             mailbox_req: None,
             sandbox_lock: None,
+            sandbox_killed: false,
         }
     }
 
@@ -234,6 +237,22 @@ impl DomainRuntime {
         Ok(())
     }
 
+    /// The stopped sandbox's container and the sidecar's: `--depend` removes the sandbox (which
+    /// uses the sidecar's network) first. Should that fail, one by one.
+    fn remove_killed_sandbox_with_sidecar(&self) -> anyhow::Result<()> {
+        let sidecar = self.domain.container_name("sidecar");
+        let args = ["rm", "--force", "--depend", "--time", "0", &sidecar];
+        if let Err(e) = self
+            .podman
+            .run("removing the sandbox and sidecar containers", args)
+        {
+            tracing::warn!("{e:#}; removing them one by one");
+            self.remove("sandbox")?;
+            self.remove("sidecar")?;
+        }
+        Ok(())
+    }
+
     /// From here on containers may exist: the marker tells a later owner to recover them.
     fn mark_up(&mut self) -> anyhow::Result<()> {
         std::fs::write(&self.marker, b"sandbox sidecar\n")
@@ -245,6 +264,7 @@ impl DomainRuntime {
     /// Stops and removes the Agent Sandbox: its processes are killed first (a few ms), so that
     /// the sandbox lock can be let go before `podman rm` (~150 ms) removes the container.
     pub fn stop_sandbox(&mut self) -> anyhow::Result<()> {
+        super::runsc_exec::withdraw(&self.domain.runtime_dir);
         if let (Some(pid), Some((id, conmon))) = (self.sandbox_pid, &self.sandbox_exec) {
             let t = std::time::Instant::now();
             let c = super::sandbox_kill::Container {
@@ -259,7 +279,11 @@ impl DomainRuntime {
                 "sandbox processes killed"
             );
             if n > 0 {
+                // Nothing of the sandbox runs any more: its container (stopped) goes with the
+                // sidecar's, in one podman process instead of two (issue #18).
                 self.sandbox_lock = None;
+                self.sandbox_killed = true;
+                return Ok(());
             }
         }
         self.note_conmons();
@@ -272,7 +296,11 @@ impl DomainRuntime {
     /// and waits until the containers' conmon processes are gone too.
     pub fn stop_sidecar(&mut self) -> anyhow::Result<()> {
         self.note_conmons();
-        self.remove("sidecar")?;
+        if std::mem::take(&mut self.sandbox_killed) {
+            self.remove_killed_sandbox_with_sidecar()?;
+        } else {
+            self.remove("sidecar")?;
+        }
         // The run's denial ledger outlives the runtime dir (a reboot empties it).
         let status = super::sidecar::status_dir(&self.domain);
         let history = super::ledger_history::history_dir(&self.domain.root);
@@ -291,7 +319,6 @@ impl DomainRuntime {
     /// sidecar, §3.2); the Domain's transient resources are then all gone.
     pub fn release_state_anchors(&mut self) -> anyhow::Result<()> {
         self.mailbox_req = None;
-        crate::escalation::mailbox_fs::release(&self.podman, &self.domain.runtime_dir)?;
         StateAnchors::release_all(&self.podman, &self.domain.runtime_dir)?;
         let _ = std::fs::remove_file(&self.marker);
         self.up = false;

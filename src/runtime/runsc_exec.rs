@@ -131,6 +131,45 @@ impl RunscExec {
     }
 }
 
+/// The file in the Domain's runtime dir (host-private) where the coordinator says which
+/// sandbox and conmon a `lazaret run` may enter with runsc directly (issue #18).
+const PUBLISHED: &str = "direct-exec";
+
+/// Tells the Domain's CLIs how to reach the sandbox directly: `<container ID> <conmon pid>`.
+pub fn publish(runtime_dir: &Path, direct: Option<&RunscExec>) {
+    let path = runtime_dir.join(PUBLISHED);
+    let Some(d) = direct else {
+        let _ = std::fs::remove_file(&path);
+        return;
+    };
+    let tmp = runtime_dir.join(format!(".{PUBLISHED}.tmp"));
+    let written = std::fs::write(&tmp, format!("{} {}\n", d.container_id, d.conmon_pid))
+        .and_then(|_| std::fs::rename(&tmp, &path));
+    if let Err(e) = written {
+        tracing::warn!("publishing the sandbox for direct exec: {e}");
+    }
+}
+
+/// Withdraws what [`publish`] wrote (the sandbox stops).
+pub fn withdraw(runtime_dir: &Path) {
+    let _ = std::fs::remove_file(runtime_dir.join(PUBLISHED));
+}
+
+/// What the coordinator published, checked as [`RunscExec::locate`] checks (a stale file names
+/// a conmon that no longer runs that sandbox); the error says why not.
+pub fn published(runtime_dir: &Path) -> Result<RunscExec, String> {
+    let text = std::fs::read_to_string(runtime_dir.join(PUBLISHED))
+        .map_err(|e| format!("the coordinator published no sandbox for direct exec ({e})"))?;
+    let mut words = text.split_whitespace();
+    let (Some(id), Some(pid), None) = (words.next(), words.next(), words.next()) else {
+        return Err(format!("malformed direct-exec record {text:?}"));
+    };
+    let pid = pid
+        .parse()
+        .map_err(|_| format!("malformed direct-exec record {text:?}"))?;
+    RunscExec::locate(id, pid)
+}
+
 /// Whether a conmon command line (NUL-separated) is the one of `container_id`'s conmon
 /// (`-c ID`).
 fn conmon_runs(cmdline: &[u8], container_id: &str) -> bool {

@@ -119,26 +119,33 @@ impl StateAnchors {
     /// Unmounts every anchor mounted for the Domain whose runtime dir is `runtime_dir` (found
     /// by listing its mount points, so recovery needs no profile) and releases the image mount.
     /// Safe to call when nothing is mounted.
+    /// Also detaches the Escalation Mailbox's request dir, in the same `podman unshare`.
     pub fn release_all(podman: &Podman, runtime_dir: &Path) -> anyhow::Result<()> {
         let mount_root = runtime_dir.join("anchors");
-        let Ok(entries) = std::fs::read_dir(&mount_root) else {
-            return Ok(());
-        };
-        let targets: Vec<PathBuf> = entries
+        let targets: Vec<PathBuf> = std::fs::read_dir(&mount_root)
+            .into_iter()
+            .flatten()
             .filter_map(Result::ok)
             .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
             .filter(|e| e.file_name() != ".empty")
             .map(|e| e.path())
             .collect();
         let image_id_file = mount_root.join("image-id");
-        if targets.is_empty() && !image_id_file.exists() {
+        let mailbox =
+            Some(crate::escalation::mailbox_fs::req_path(runtime_dir)).filter(|m| m.is_dir());
+        if targets.is_empty() && !image_id_file.exists() && mailbox.is_none() {
             return Ok(());
         }
         let req = NsRequest::Unmount {
             targets,
             image_id_file,
+            mailbox,
         };
-        call(podman, "unmounting the State Anchors", &req)?;
+        call(
+            podman,
+            "unmounting the State Anchors and the mailbox's request dir",
+            &req,
+        )?;
         Ok(())
     }
 }

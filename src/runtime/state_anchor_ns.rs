@@ -29,6 +29,9 @@ pub enum NsRequest {
     Unmount {
         targets: Vec<PathBuf>,
         image_id_file: PathBuf,
+        /// The mailbox's request dir, detached first (one `podman unshare` for both, issue #18).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mailbox: Option<PathBuf>,
     },
     /// Reset these anchor dirs (a new empty generation each); inside the namespace because
     /// the old generations hold files of subordinate uids.
@@ -93,7 +96,13 @@ pub fn main(request: &str) -> anyhow::Result<i32> {
         NsRequest::Unmount {
             targets,
             image_id_file,
-        } => serde_json::to_string(&unmount_all(&targets, &image_id_file)?)?,
+            mailbox,
+        } => {
+            if let Some(target) = mailbox {
+                crate::escalation::mailbox_fs::ns_unmount(&target)?;
+            }
+            serde_json::to_string(&unmount_all(&targets, &image_id_file)?)?
+        }
         NsRequest::Reset { dirs } => serde_json::to_string(&crate::state::ns::reset(&dirs)?)?,
         NsRequest::Inspect {
             image,
