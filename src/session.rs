@@ -155,7 +155,8 @@ impl SessionPlan {
                 session.session_anchor(),
             ),
         };
-        let (program, args) = self.exec_command(&sandbox_name, &req, embedded);
+        let (program, args) =
+            self.exec_command(&sandbox_name, &req, matches!(attach, Attach::Terminal));
         // On a terminal, escalation prompts take it over from the sandbox session for a while.
         let gate = Arc::new(TerminalGate::new(self.profile.terminal));
         let access = self.profile.terminal;
@@ -238,18 +239,20 @@ impl SessionPlan {
         }
     }
 
-    /// How the command enters the sandbox: runsc directly, as the coordinator's own sessions
-    /// do (~50 ms less than `podman exec`, issue #18), where the coordinator published the
-    /// sandbox for it; else `podman exec` (`LAZARET_SESSION_EXEC=podman` forces it; a TUI pane
-    /// keeps it).
+    /// How the command enters the sandbox: on a terminal, runsc directly with this CLI's PTY,
+    /// as the coordinator's own sessions do (~50 ms less than `podman exec`, issue #18), where
+    /// the coordinator published the sandbox for it; else `podman exec`
+    /// (`LAZARET_SESSION_EXEC=podman` forces it). Pipes and files stay with `podman exec`:
+    /// runsc would hand the caller's own descriptors to the sandbox, where a process the
+    /// command left behind could hold them open after the command ended.
     fn exec_command(
         &self,
         sandbox_name: &str,
         req: &ExecRequest,
-        embedded: bool,
+        terminal: bool,
     ) -> (String, Vec<String>) {
         let podman_forced = std::env::var_os("LAZARET_SESSION_EXEC").is_some_and(|v| v == "podman");
-        if !embedded && !podman_forced {
+        if terminal && !podman_forced {
             match crate::runtime::runsc_exec::published(&self.domain.runtime_dir) {
                 Ok(direct) => return (direct.program(), direct.args(req)),
                 Err(why) => tracing::info!("the command runs through podman exec: {why}"),

@@ -93,6 +93,9 @@ pub struct DomainStatus {
     /// What went wrong while the Domain runs (e.g. the Network Sidecar died), oldest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<String>,
+    /// Seconds the Domain stays up after its last session (`linger`, issue #18); 0: none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub linger_secs: u64,
 }
 
 impl DomainStatus {
@@ -144,6 +147,7 @@ mod tests {
             sandbox: "s".into(),
             sessions: vec![session("a"), session("b")],
             failures: vec![],
+            linger_secs: 0,
         };
         let ended = |ids: &[&str]| ids.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert!(status.has_sessions_besides(&ended(&[])));

@@ -50,6 +50,8 @@ pub enum Progress {
     Left,
     /// Gone, and the Domain is being torn down (no session left, the coordinator still runs).
     TearingDown,
+    /// Gone, and the Domain lingers without a session (`linger`): torn down after that time.
+    Lingering(u64),
     /// Gone, and so is the Domain (its coordinator exited).
     DomainGone,
 }
@@ -63,6 +65,7 @@ pub fn progress(status: Option<&DomainStatus>, coordinator_runs: bool, session: 
     match status {
         Some(s) if s.sessions.iter().any(|x| x.session_id == session) => Progress::Listed,
         Some(s) if !s.sessions.is_empty() => Progress::Left,
+        Some(s) if s.linger_secs > 0 => Progress::Lingering(s.linger_secs),
         _ => Progress::TearingDown,
     }
 }
@@ -106,11 +109,20 @@ pub fn execute(layout: &Layout, args: KillArgs) -> anyhow::Result<i32> {
             WAIT.as_secs()
         );
     };
-    if now == Progress::Left {
-        eprintln!("lazaret: ended session {short}");
-        return Ok(0);
-    }
     let domain = &found.domain.status.domain_id;
+    match now {
+        Progress::Left => {
+            eprintln!("lazaret: ended session {short}");
+            return Ok(0);
+        }
+        Progress::Lingering(secs) => {
+            eprintln!(
+                "lazaret: ended session {short}, the last of Domain {domain}, which stays up                  {secs} s for the next `lazaret run` (linger) before it is torn down"
+            );
+            return Ok(0);
+        }
+        _ => {}
+    }
     // The last session: the coordinator exits once the teardown finished (or a new session
     // arrived in the meantime and keeps the Domain).
     let torn_down = wait_until(|| Some(look()).filter(|p| *p != Progress::TearingDown));
@@ -166,6 +178,7 @@ mod tests {
                 })
                 .collect(),
             failures: vec![],
+            linger_secs: 0,
         }
     }
 
@@ -183,5 +196,12 @@ mod tests {
         assert_eq!(progress(None, true, "a"), Progress::TearingDown);
         assert_eq!(progress(None, false, "a"), Progress::DomainGone);
         assert_eq!(progress(Some(&both), false, "a"), Progress::DomainGone);
+        // A Domain that lingers keeps its status (no session) until its time is up.
+        let mut lingering = status(&[]);
+        lingering.linger_secs = 30;
+        assert_eq!(
+            progress(Some(&lingering), true, "a"),
+            Progress::Lingering(30)
+        );
     }
 }

@@ -148,6 +148,7 @@ fn run(
         sandbox: runtime.sandbox_name(),
         sessions: Vec::new(),
         failures: Vec::new(),
+        linger_secs: linger.as_secs(),
     };
     let config = EngineConfig {
         profile: profile.name.clone(),

@@ -232,6 +232,7 @@ pub(crate) fn engine() -> Engine {
         sandbox: String::new(),
         sessions: Vec::new(),
         failures: Vec::new(),
+        linger_secs: 0,
     };
     Engine::new(config, reg, status)
 }

@@ -42,6 +42,9 @@ pub fn holder(domain: &Domain) -> Option<String> {
     ))
 }
 
+/// How long [`take`] waits for a teardown in progress.
+const TEARDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Takes the Domain exclusively for a structural operation, or says what holds it.
 pub fn take(domain: &Domain, verb: &str) -> anyhow::Result<LifecycleLock> {
     ensure_private_dir(&domain.runtime_dir)?;
@@ -55,11 +58,24 @@ pub fn take(domain: &Domain, verb: &str) -> anyhow::Result<LifecycleLock> {
             domain.id
         )
     };
-    let Some(lock) = LifecycleLock::try_acquire(&domain.runtime_dir)? else {
-        let what = holder(domain).unwrap_or_else(|| {
-            "a Lazaret process starting or tearing it down (it holds the lifecycle lock)".into()
-        });
-        return Err(refuse(what));
+    // The last `lazaret run` returns before its Domain's teardown has finished (issue #18):
+    // with no coordinator serving sessions, whoever holds the lock is tearing down (or
+    // starting, and then soon serving): wait for it, a while.
+    let deadline = std::time::Instant::now() + TEARDOWN_WAIT;
+    let lock = loop {
+        if let Some(lock) = LifecycleLock::try_acquire(&domain.runtime_dir)? {
+            break lock;
+        }
+        if let Some(what) = holder(domain) {
+            return Err(refuse(what));
+        }
+        if std::time::Instant::now() >= deadline {
+            return Err(refuse(
+                "a Lazaret process starting or tearing it down (it holds the lifecycle lock)"
+                    .into(),
+            ));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
     };
     if let Some(what) = holder(domain) {
         return Err(refuse(what));

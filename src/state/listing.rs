@@ -205,6 +205,25 @@ pub fn current_upper(anchor_dir: &Path) -> (PathBuf, Option<u64>) {
 
 /// Who holds the flock on `lock`, from `/proc/locks`: "lifecycle lock held by pid N".
 /// Side-effect free (the lock is not taken). None when the file or `/proc/locks` is missing.
+/// Waits (at most `limit` in all) until no Domain under `runtime_root` is being torn down or
+/// started: its lifecycle lock held while no coordinator serves it (no status file). A
+/// `lazaret run` returns before its Domain's teardown has finished; a listing right after it
+/// should not report that Domain active for the half second the teardown still takes.
+pub fn settle_teardowns(runtime_root: &Path, limit: std::time::Duration) {
+    let deadline = std::time::Instant::now() + limit;
+    let Ok(entries) = std::fs::read_dir(runtime_root) else {
+        return;
+    };
+    for dir in entries.flatten().map(|e| e.path()) {
+        while !dir.join("status.json").exists()
+            && lock_holder(&dir.join(LOCK_FILE)).is_some()
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+    }
+}
+
 pub fn lock_holder(lock: &Path) -> Option<String> {
     let st = nix::sys::stat::lstat(lock).ok()?;
     let pid = proc_locks_holder(st.st_dev, st.st_ino)?;

@@ -43,6 +43,10 @@ fn profile_of(layout: &Layout, d: &Domain) -> (Option<String>, Vec<PathBuf>) {
         .unwrap_or((None, Vec::new()))
 }
 
+/// How long `state list` waits for teardowns still in progress (the last `lazaret run` returns
+/// before its Domain's containers are removed, issue #18).
+const TEARDOWN_SETTLE: std::time::Duration = std::time::Duration::from_secs(5);
+
 pub fn list(layout: &Layout, json: bool) -> anyhow::Result<i32> {
     let runtime_root = layout.runtime_root()?;
     let activity = |meta: &crate::domain::DomainMetadata| {
@@ -61,6 +65,7 @@ pub fn list(layout: &Layout, json: bool) -> anyhow::Result<i32> {
         };
         guard::holder(&d)
     };
+    listing::settle_teardowns(&runtime_root, TEARDOWN_SETTLE);
     let domains = listing::list(&layout.storage_root(), &runtime_root, &activity)?;
     if json {
         print_json(&ListEnvelope {

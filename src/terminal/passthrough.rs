@@ -46,6 +46,18 @@ pub fn run_in_pty(
         mut writer,
         master,
     } = super::pty::spawn(program, args, host_size())?;
+    // The command's exit ends the output, not the PTY's end of file: with `runsc exec` the
+    // sandbox holds the terminal itself, and a daemon the command left behind keeps it open
+    // (see `output_end`).
+    let exited = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut end = master
+        .as_raw_fd()
+        .and_then(|fd| {
+            // SAFETY: the master's descriptor is open while `master` lives (this whole call).
+            let borrowed = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+            nix::unistd::dup(borrowed).ok()
+        })
+        .map(|fd| crate::coordinator::hosted::output_end::OutputEnd::new(fd, exited.clone()));
     let master = Arc::new(Mutex::new(master));
 
     let mut cancel_killer = child.clone_killer();
@@ -90,6 +102,9 @@ pub fn run_in_pty(
         let mut buf = [0u8; 16 * 1024];
         let mut filtered = Vec::with_capacity(buf.len());
         loop {
+            if end.as_mut().is_some_and(|e| !e.wait()) {
+                break;
+            }
             match reader.read(&mut buf) {
                 Ok(0) | Err(_) => break,
                 Ok(n) => {
@@ -129,8 +144,10 @@ pub fn run_in_pty(
     });
 
     let status = child.wait().context("waiting for the command")?;
+    exited.store(true, std::sync::atomic::Ordering::SeqCst);
     cancel.disarm();
-    // The slave side closed with the child: the reader sees EOF once the output is drained.
+    // The output is drained: until the PTY's end of file, or the terminal is quiet after the
+    // exit (what the command left behind may hold it open).
     let _ = output.join();
     drop(signals);
     let code = i32::try_from(status.exit_code()).unwrap_or(1);

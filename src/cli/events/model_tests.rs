@@ -22,6 +22,7 @@ fn domain(sessions: Vec<SessionStatus>) -> DomainStatus {
         sandbox: "s".into(),
         sessions,
         failures: vec![],
+        linger_secs: 0,
     }
 }
 

@@ -22,6 +22,7 @@ fn domain(workspace: &str, profile: &str, sessions: Vec<SessionStatus>) -> Domai
         sandbox: "s".into(),
         sessions,
         failures: Vec::new(),
+        linger_secs: 0,
     }
 }
 
