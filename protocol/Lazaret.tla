@@ -28,6 +28,14 @@
 (* decides or it times out.  The first decision wins; who decided is     *)
 (* recorded (FR-5).                                                      *)
 (*                                                                         *)
+(* Teardown off the user's path (issue #18).  A Client CLI's process       *)
+(* returns to the developer's shell (Return) after its session left; the   *)
+(* last one, told that its leave tore the Domain down, only once the       *)
+(* Agent Sandbox is stopped (its Git Sentry end-of-run check must not      *)
+(* race a running sandbox), not once the Domain is absent: the sidecar     *)
+(* and the State Anchor go after it returned.  Linger (a profile's         *)
+(* `linger`) is the stuttering between the last Leave and BeginTeardown.   *)
+(*                                                                         *)
 (* The Rust sans-IO core (src/coordinator/core.rs) names its events after  *)
 (* the actions below and its state after these variables; recorded        *)
 (* coordinator traces are replayed against it (trace conformance).         *)
@@ -42,10 +50,12 @@ CONSTANTS
     Viewer,     \* client connections that attach to sessions (TUI panes, `lazaret attach`)
     Centre,     \* view[v] = Centre: v is a control centre, sees every session's prompts
     Own,        \* decider: the session's own terminal (a direct `lazaret run`)
-    NoViewer    \* decider: nobody (not decided, or timed out)
+    NoViewer,   \* decider: nobody (not decided, or timed out)
+    LastCliWaits \* issue #18: the last session's CLI may wait for StopSandbox (see Leave)
 
 ASSUME NoCli \notin CLI /\ NoReq \notin Req
 ASSUME {Centre, Own, NoViewer} \cap (Viewer \cup CLI) = {}
+ASSUME LastCliWaits \in BOOLEAN
 
 (* Domain phases.  "draining" is teardown after the last leave, "failed"  *)
 (* is recovery after a Domain failure; both stop the sandbox, then the    *)
@@ -97,11 +107,23 @@ VARIABLES
     term,       \* term[c]: the prompt session c shows (to its own terminal, if any,
                 \* and its viewers), or NoReq: one prompt per session at a time
     req,        \* req[r]: Escalation Request record
-    view        \* view[v]: the session viewer v is attached to, Centre, or NoCli
+    view,       \* view[v]: the session viewer v is attached to, Centre, or NoCli
+    returned,   \* the Client CLIs whose process has returned to the developer's shell
+    lastOut     \* {c}: c's Leave emptied the Domain (no session left).  If c has not
+                \* returned by BeginTeardown, it was told `domain_stopping` and stays
+                \* lastOut (history) until ReachAbsent; a Register or Fail of the
+                \* lingering Domain ends it too.  {} otherwise.
 
 domainVars == <<domain, leader, anchor, sidecar, policy, sandbox, published, trust>>
+exitVars == <<returned, lastOut>>
 vars == <<domain, leader, anchor, sidecar, policy, sandbox, published, trust,
-          cli, term, req, view>>
+          cli, term, req, view, returned, lastOut>>
+(* The variables the Rust core (src/coordinator/state.rs) mirrors: all   *)
+(* but exitVars (the CLI's process, and history). Return changes only    *)
+(* exitVars and exitVars guard no other action, so with VIEW CoreView    *)
+(* TLC counts the core's distinct states, also with LastCliWaits = TRUE. *)
+CoreView == <<domain, leader, anchor, sidecar, policy, sandbox, published, trust,
+              cli, term, req, view>>
 
 TypeOK ==
     /\ domain \in Phases
@@ -111,6 +133,8 @@ TypeOK ==
     /\ term \in [CLI -> Req \cup {NoReq}]
     /\ req \in [Req -> ReqRecord]
     /\ view \in [Viewer -> CLI \cup {NoCli, Centre}]
+    /\ returned \subseteq CLI
+    /\ lastOut \subseteq CLI /\ Cardinality(lastOut) <= 1
 
 Init ==
     /\ domain = "absent"
@@ -121,6 +145,8 @@ Init ==
     /\ term = [c \in CLI |-> NoReq]
     /\ req = [r \in Req |-> FreshReq]
     /\ view = [v \in Viewer |-> NoCli]
+    /\ returned = {}
+    /\ lastOut = {}
 
 Sessions == {c \in CLI : cli[c] = "registered"}
 Joining == {c \in CLI : cli[c] = "joining"}
@@ -144,7 +170,7 @@ RejectSubmitted(rq) ==
 Start(c) ==
     /\ cli[c] = "idle"
     /\ cli' = [cli EXCEPT ![c] = "joining"]
-    /\ UNCHANGED <<domainVars, term, req, view>>
+    /\ UNCHANGED <<domainVars, term, req, view, exitVars>>
 
 (* Exactly one joining CLI wins the lifecycle lock of an absent Domain,  *)
 (* spawns the Session Coordinator and creates the Trust Anchor.          *)
@@ -154,77 +180,118 @@ BecomeLeader(c) ==
     /\ domain' = "starting"
     /\ leader' = [leader EXCEPT ![c] = TRUE]
     /\ trust' = TRUE
-    /\ UNCHANGED <<anchor, sidecar, policy, sandbox, published, cli, term, req, view>>
+    /\ UNCHANGED <<anchor, sidecar, policy, sandbox, published, cli, term, req, view,
+                   exitVars>>
 
 MountStateAnchor ==
     /\ domain = "starting" /\ ~anchor
     /\ anchor' = TRUE
     /\ UNCHANGED <<domain, leader, sidecar, policy, sandbox, published, trust,
-                   cli, term, req, view>>
+                   cli, term, req, view, exitVars>>
 
 StartSidecar ==
     /\ domain = "starting" /\ anchor /\ ~sidecar
     /\ sidecar' = TRUE
     /\ UNCHANGED <<domain, leader, anchor, policy, sandbox, published, trust,
-                   cli, term, req, view>>
+                   cli, term, req, view, exitVars>>
 
 InstallPolicy ==
     /\ domain = "starting" /\ sidecar /\ ~policy
     /\ policy' = TRUE
     /\ UNCHANGED <<domain, leader, anchor, sidecar, sandbox, published, trust,
-                   cli, term, req, view>>
+                   cli, term, req, view, exitVars>>
 
 (* SR-5: the sandbox starts only once the sidecar's policy is in place.  *)
 StartSandbox ==
     /\ domain = "starting" /\ anchor /\ sidecar /\ policy /\ ~sandbox
     /\ sandbox' = TRUE
     /\ UNCHANGED <<domain, leader, anchor, sidecar, policy, published, trust,
-                   cli, term, req, view>>
+                   cli, term, req, view, exitVars>>
 
 (* The coordinator publishes its endpoint: the Domain is ready.          *)
 Publish ==
     /\ domain = "starting" /\ sandbox
     /\ domain' = "ready"
     /\ published' = TRUE
-    /\ UNCHANGED <<leader, anchor, sidecar, policy, sandbox, trust, cli, term, req, view>>
+    /\ UNCHANGED <<leader, anchor, sidecar, policy, sandbox, trust, cli, term, req, view,
+                   exitVars>>
 
 (* Registration binds Client CLI ID, Session ID and Session Anchor.      *)
+(* Issue #18: c may join a lingering Domain (no session, lastOut # {}).  *)
+(* The lingering Domain's last CLI was then answered "not stopping" and  *)
+(* returns at once: it returns (at the latest) in this step and is no    *)
+(* longer lastOut.                                                       *)
 Register(c) ==
     /\ cli[c] = "joining"
     /\ domain = "ready" /\ published /\ trust
     /\ cli' = [cli EXCEPT ![c] = "registered"]
+    /\ returned' = returned \cup lastOut
+    /\ lastOut' = {}
     /\ UNCHANGED <<domainVars, term, req, view>>
 
 (* The coordinator refuses a CLI and says why (e.g. a different          *)
 (* Configuration Fingerprint, or an identity that does not authenticate). *)
+(* Its process returns at once (issue #18: Return is part of the step).  *)
 Refuse(c) ==
     /\ cli[c] = "joining"
     /\ domain = "ready"
     /\ cli' = [cli EXCEPT ![c] = "refused"]
-    /\ UNCHANGED <<domainVars, term, req, view>>
+    /\ returned' = returned \cup {c}
+    /\ UNCHANGED <<domainVars, term, req, view, lastOut>>
 
-(* The developer cancels a CLI that is still waiting to join.            *)
+(* The developer cancels a CLI that is still waiting to join; its        *)
+(* process returns at once.                                              *)
 CancelJoin(c) ==
     /\ cli[c] = "joining"
     /\ cli' = [cli EXCEPT ![c] = "cancelled"]
-    /\ UNCHANGED <<domainVars, term, req, view>>
+    /\ returned' = returned \cup {c}
+    /\ UNCHANGED <<domainVars, term, req, view, lastOut>>
 
 (* A session ends (its process exits, or a client ends it): its requests *)
 (* are dropped, their host processes terminated, its prompt withdrawn,   *)
 (* and every viewer attached to it is detached.  Detaching never ends a  *)
 (* session: only Leave (or Fail) ends a registered session.              *)
+(* Issue #18: if other sessions remain, the CLI is answered "not         *)
+(* stopping" and its process returns at once (after its Git Sentry       *)
+(* end-of-run check, which races the sandbox the others still use, as    *)
+(* before). The last session's CLI becomes lastOut and returns later     *)
+(* (Return).                                                             *)
+(*                                                                       *)
+(* With LastCliWaits = FALSE the last one too returns with its Leave (as *)
+(* under linger, "not stopping"): lastOut stays {}, returned is the set  *)
+(* of finished CLIs, and the configurations about requests and viewers   *)
+(* check every other property on exactly the states (and at the cost) of *)
+(* the model before issue #18: exitVars guard no other action.           *)
 Leave(c) ==
     /\ cli[c] = "registered"
     /\ cli' = [cli EXCEPT ![c] = "left"]
     /\ term' = [term EXCEPT ![c] = NoReq]
     /\ req' = DropOwnedBy({c})
     /\ view' = [v \in Viewer |-> IF view[v] = c THEN NoCli ELSE view[v]]
+    /\ IF LastCliWaits /\ Sessions = {c}
+       THEN lastOut' = {c} /\ returned' = returned
+       ELSE lastOut' = {} /\ returned' = returned \cup {c}
     /\ UNCHANGED domainVars
 
 (* FR-6: no session remains and nobody waits to join: tear down.  A      *)
 (* detached session is a session: it keeps the Domain.  Control centres  *)
 (* do not; they are disconnected.  Publication is withdrawn first so     *)
 (* that no CLI joins a dying Domain.                                     *)
+(*                                                                       *)
+(* Linger (issue #18, a profile's `linger = "30s"`) is the stuttering    *)
+(* between the last Leave and BeginTeardown: the Domain stays "ready"    *)
+(* and published, so a CLI that starts meanwhile registers in the        *)
+(* running Domain (Register needs only "ready"; Sessions = {} is         *)
+(* allowed), and BeginTeardown, weakly fair, still comes once the linger *)
+(* is over and nobody joined (LastLeaveLeadsToAbsent). Without linger    *)
+(* the coordinator takes BeginTeardown at once after the last Leave and  *)
+(* answers `left` with `domain_stopping`: that last CLI is the one still *)
+(* in lastOut here, not returned; it returns only after StopSandbox and  *)
+(* runs the Git Sentry's end-of-run check itself. Under linger the last  *)
+(* CLI was answered "not stopping" and returned while the Domain was     *)
+(* "ready" (Return), so lastOut is {} here; the coordinator then runs    *)
+(* the end-of-run check itself after StopSandbox (not modelled: a check  *)
+(* of the workspace that changes no state of the protocol).              *)
 BeginTeardown ==
     /\ domain = "ready"
     /\ Sessions = {} /\ Joining = {}
@@ -233,11 +300,17 @@ BeginTeardown ==
     /\ trust' = FALSE
     /\ req' = RejectSubmitted(req)
     /\ view' = [v \in Viewer |-> NoCli]
-    /\ UNCHANGED <<leader, anchor, sidecar, policy, sandbox, cli, term>>
+    /\ lastOut' = lastOut \ returned
+    /\ UNCHANGED <<leader, anchor, sidecar, policy, sandbox, cli, term, returned>>
 
 (* A Domain failure (any component dies, startup or teardown fails):     *)
 (* withdraw publication, invalidate trust material, disconnect sessions, *)
 (* terminate host processes.  Resources are NOT assumed gone (FR-7).     *)
+(* Issue #18: the disconnected and refused CLIs' processes return at     *)
+(* once, as before.  A CLI that left last before the failure of a        *)
+(* "ready" Domain was told "not stopping" (linger): it returns at once   *)
+(* too and is no longer lastOut.  One that waits for the sandbox of a    *)
+(* draining Domain keeps waiting, for recovery's StopSandbox.            *)
 Fail ==
     /\ domain \in {"starting", "ready", "draining"}
     /\ domain' = "failed"
@@ -249,6 +322,9 @@ Fail ==
     /\ term' = [c \in CLI |-> NoReq]
     /\ req' = RejectSubmitted(DropOwnedBy(CLI))
     /\ view' = [v \in Viewer |-> NoCli]
+    /\ returned' = returned \cup {c \in CLI : cli[c] \in {"registered", "joining"}}
+                           \cup (IF domain = "ready" THEN lastOut ELSE {})
+    /\ lastOut' = IF domain = "ready" THEN {} ELSE lastOut
     /\ UNCHANGED <<leader, anchor, sidecar, policy, sandbox>>
 
 Stopping == domain \in {"draining", "failed"}
@@ -258,29 +334,55 @@ StopSandbox ==
     /\ Stopping /\ sandbox
     /\ sandbox' = FALSE
     /\ UNCHANGED <<domain, leader, anchor, sidecar, policy, published, trust,
-                   cli, term, req, view>>
+                   cli, term, req, view, exitVars>>
 
 StopSidecar ==
     /\ Stopping /\ ~sandbox /\ sidecar
     /\ sidecar' = FALSE
     /\ policy' = FALSE
     /\ UNCHANGED <<domain, leader, anchor, sandbox, published, trust,
-                   cli, term, req, view>>
+                   cli, term, req, view, exitVars>>
 
 UnmountStateAnchor ==
     /\ Stopping /\ ~sandbox /\ ~sidecar /\ anchor
     /\ anchor' = FALSE
     /\ UNCHANGED <<domain, leader, sidecar, policy, sandbox, published, trust,
-                   cli, term, req, view>>
+                   cli, term, req, view, exitVars>>
 
 (* The coordinator exits and releases the lifecycle lock: a new startup  *)
-(* leader may come.                                                      *)
+(* leader may come.  A CLI that starts during the teardown waits in      *)
+(* "joining" until then (BecomeLeader needs "absent", Register "ready"). *)
+(* The run is over and lastOut is cleared; its CLI, if it has not        *)
+(* returned yet (it may since StopSandbox), still returns (Return).      *)
 ReachAbsent ==
     /\ Stopping /\ ~sandbox /\ ~sidecar /\ ~anchor
     /\ domain' = "absent"
     /\ leader' = [c \in CLI |-> FALSE]
+    /\ lastOut' = {}
     /\ UNCHANGED <<anchor, sidecar, policy, sandbox, published, trust,
-                   cli, term, req, view>>
+                   cli, term, req, view, returned>>
+
+-----------------------------------------------------------------------------
+(* The Client CLI's process returns (issue #18)                            *)
+
+(* A CLI's process returns to the developer's shell after the Git        *)
+(* Sentry's end-of-run check. A CLI that is refused, cancelled or        *)
+(* disconnected, or whose session leaves while others remain, returns at *)
+(* once, as before: in the step that ends it (Refuse, CancelJoin, Fail,  *)
+(* Leave), so that the return multiplies no states. Return is the step   *)
+(* of the last session's CLI (lastOut): at once while the Domain is      *)
+(* still "ready" (linger: its `left` said "not stopping"); once          *)
+(* BeginTeardown followed its Leave (it was told `domain_stopping`),     *)
+(* only once the Agent Sandbox is stopped, but not only once the Domain  *)
+(* is absent: StopSidecar, UnmountStateAnchor and ReachAbsent may come   *)
+(* first or after (after ReachAbsent it is no longer lastOut). The       *)
+(* coordinator never records Return (no event of the Rust core). A       *)
+(* coordinator-owned session has no process of its own to return.        *)
+Return(c) ==
+    /\ cli[c] = "left" /\ c \notin returned
+    /\ c \in lastOut => (domain = "ready" \/ ~sandbox)
+    /\ returned' = returned \cup {c}
+    /\ UNCHANGED <<domainVars, cli, term, req, view, lastOut>>
 
 -----------------------------------------------------------------------------
 (* Viewers: attach, detach, control centres (issue #14)                    *)
@@ -292,7 +394,7 @@ Attach(v, c) ==
     /\ view[v] = NoCli
     /\ cli[c] = "registered"
     /\ view' = [view EXCEPT ![v] = c]
-    /\ UNCHANGED <<domainVars, cli, term, req>>
+    /\ UNCHANGED <<domainVars, cli, term, req, exitVars>>
 
 (* A detached viewer becomes a control centre of the ready Domain: it    *)
 (* sees every session's prompts.                                         *)
@@ -300,14 +402,14 @@ Watch(v) ==
     /\ view[v] = NoCli
     /\ domain = "ready"
     /\ view' = [view EXCEPT ![v] = Centre]
-    /\ UNCHANGED <<domainVars, cli, term, req>>
+    /\ UNCHANGED <<domainVars, cli, term, req, exitVars>>
 
 (* The viewer detaches, or its connection or terminal is lost (SIGHUP).  *)
 (* The session keeps running.                                            *)
 Detach(v) ==
     /\ view[v] # NoCli
     /\ view' = [view EXCEPT ![v] = NoCli]
-    /\ UNCHANGED <<domainVars, cli, term, req>>
+    /\ UNCHANGED <<domainVars, cli, term, req, exitVars>>
 
 (* d sees the prompt of request r: a viewer attached to its session or a *)
 (* control centre, or the session's own terminal while the session runs. *)
@@ -327,7 +429,7 @@ Submit(r, c, forged, m) ==
     /\ forged \/ cli[c] \in HadAnchor
     /\ req' = [req EXCEPT ![r] = [FreshReq EXCEPT !.state = "submitted",
                                   !.owner = c, !.forged = forged, !.match = m]]
-    /\ UNCHANGED <<domainVars, cli, term, view>>
+    /\ UNCHANGED <<domainVars, cli, term, view, exitVars>>
 
 Authentic(r) ==
     /\ ~req[r].forged
@@ -338,24 +440,24 @@ Authentic(r) ==
 Authenticate(r) ==
     /\ req[r].state = "submitted" /\ Authentic(r)
     /\ req' = [req EXCEPT ![r].state = "accepted"]
-    /\ UNCHANGED <<domainVars, cli, term, view>>
+    /\ UNCHANGED <<domainVars, cli, term, view, exitVars>>
 
 Reject(r) ==
     /\ req[r].state = "submitted" /\ ~Authentic(r)
     /\ req' = [req EXCEPT ![r].state = "rejected"]
-    /\ UNCHANGED <<domainVars, cli, term, view>>
+    /\ UNCHANGED <<domainVars, cli, term, view, exitVars>>
 
 (* FR-5: the Escalation Request ID is correlated to the owning session.  *)
 Correlate(r) ==
     /\ req[r].state = "accepted"
     /\ req' = [req EXCEPT ![r].state = "correlated"]
-    /\ UNCHANGED <<domainVars, cli, term, view>>
+    /\ UNCHANGED <<domainVars, cli, term, view, exitVars>>
 
 (* SR-7/SR-8: an exact match of a trusted auto-approval rule.            *)
 AutoApprove(r) ==
     /\ req[r].state = "correlated" /\ req[r].match
     /\ req' = [req EXCEPT ![r].state = "approved", ![r].approval = "rule"]
-    /\ UNCHANGED <<domainVars, cli, term, view>>
+    /\ UNCHANGED <<domainVars, cli, term, view, exitVars>>
 
 (* The session shows the prompt: on its own terminal (taken from the     *)
 (* sandbox session) if it has one, and to every viewer that sees it.  No *)
@@ -365,7 +467,7 @@ Prompt(r) ==
     /\ term[req[r].owner] = NoReq
     /\ term' = [term EXCEPT ![req[r].owner] = r]
     /\ req' = [req EXCEPT ![r].state = "prompting"]
-    /\ UNCHANGED <<domainVars, cli, view>>
+    /\ UNCHANGED <<domainVars, cli, view, exitVars>>
 
 (* A decision by d (NoViewer: the deadline) withdraws the prompt from    *)
 (* everyone and returns the terminal to the sandbox session.  Only the   *)
@@ -379,7 +481,7 @@ Decide(r, d, st, appr, out) ==
                           ![r].outcome = out, ![r].by = d,
                           ![r].decisions = @ + 1,
                           ![r].seen = IF d = NoViewer THEN FALSE ELSE Sees(d, r)]
-    /\ UNCHANGED <<domainVars, cli, view>>
+    /\ UNCHANGED <<domainVars, cli, view, exitVars>>
 
 Approve(r, d) == Decide(r, d, "approved", "developer", "none")
 Edit(r, d)    == Decide(r, d, "approved", "edited", "none")
@@ -391,12 +493,12 @@ Execute(r) ==
     /\ req[r].state = "approved"
     /\ req' = [req EXCEPT ![r].state = "executing",
                           ![r].execs = req[r].execs + 1]
-    /\ UNCHANGED <<domainVars, cli, term, view>>
+    /\ UNCHANGED <<domainVars, cli, term, view, exitVars>>
 
 Finish(r) ==
     /\ req[r].state = "executing"
     /\ req' = [req EXCEPT ![r].state = "resolved", ![r].outcome = "completed"]
-    /\ UNCHANGED <<domainVars, cli, term, view>>
+    /\ UNCHANGED <<domainVars, cli, term, view, exitVars>>
 
 (* The Escalation Client or the developer cancels; a running host        *)
 (* process is terminated (OR-3).  The cancellation is still reported.    *)
@@ -405,7 +507,7 @@ Cancel(r) ==
     /\ term' = IF req[r].state = "prompting"
                THEN [term EXCEPT ![req[r].owner] = NoReq] ELSE term
     /\ req' = [req EXCEPT ![r].state = "resolved", ![r].outcome = "cancelled"]
-    /\ UNCHANGED <<domainVars, cli, view>>
+    /\ UNCHANGED <<domainVars, cli, view, exitVars>>
 
 (* The Escalation Result goes to the owning session only (FR-5, OR-2).   *)
 Deliver(r, c) ==
@@ -413,7 +515,7 @@ Deliver(r, c) ==
     /\ c = req[r].owner
     /\ cli[c] = "registered"
     /\ req' = [req EXCEPT ![r].state = "delivered", ![r].to = c]
-    /\ UNCHANGED <<domainVars, cli, term, view>>
+    /\ UNCHANGED <<domainVars, cli, term, view, exitVars>>
 
 -----------------------------------------------------------------------------
 
@@ -425,7 +527,7 @@ Finished ==
 
 Next ==
     \/ \E c \in CLI : Start(c) \/ BecomeLeader(c) \/ Register(c) \/ Refuse(c)
-                      \/ CancelJoin(c) \/ Leave(c)
+                      \/ CancelJoin(c) \/ Leave(c) \/ Return(c)
     \/ \E v \in Viewer : (\E c \in CLI : Attach(v, c)) \/ Watch(v) \/ Detach(v)
     \/ MountStateAnchor \/ StartSidecar \/ InstallPolicy \/ StartSandbox
     \/ Publish \/ BeginTeardown \/ Fail
@@ -461,7 +563,12 @@ RecoveryFairness ==
     /\ WF_vars(StopSandbox) /\ WF_vars(StopSidecar)
     /\ WF_vars(UnmountStateAnchor) /\ WF_vars(ReachAbsent)
 
+(* A CLI's process returns once it may: its own step, not the            *)
+(* developer's.                                                          *)
+ReturnFairness == \A c \in CLI : WF_vars(Return(c))
+
 Spec == Init /\ [][Next]_vars /\ CoordinatorFairness /\ RecoveryFairness
+             /\ ReturnFairness
 
 -----------------------------------------------------------------------------
 (* Safety invariants                                                       *)
@@ -548,6 +655,19 @@ DecisionAttributed ==
         (req[r].approval \in {"developer", "edited"} \/ req[r].outcome = "denied")
             => req[r].by \in Deciders
 
+(* Issue #18: the last CLI, told that the Domain is being torn down, has *)
+(* not returned while the Domain's sandbox still runs (its Git Sentry    *)
+(* end-of-run check never races the sandbox), also if the Domain fails   *)
+(* during the teardown.                                                  *)
+ReturnedAfterSandbox ==
+    \A c \in lastOut : c \in returned => ~(Stopping /\ sandbox)
+
+(* A CLI returns only once its session has ended or it was turned away;  *)
+(* one that was turned away or disconnected returns at once.             *)
+ReturnedOnlyWhenDone == \A c \in returned : cli[c] \in CliDone
+ReturnedAtOnce ==
+    \A c \in CLI : cli[c] \in {"refused", "cancelled", "disconnected"} => c \in returned
+
 Safety ==
     /\ TypeOK /\ AtMostOneLeader /\ LeaderWhileActive
     /\ SandboxNeedsSidecar /\ PolicyNeedsSidecar /\ AbsentIsClean
@@ -555,7 +675,8 @@ Safety ==
     /\ HostProcessesBound /\ BindingPreserved /\ ResultsToOwner
     /\ TerminalSingleOwner /\ ViewsOnlyLiveSessions
     /\ DetachedSessionsKeepDomain /\ DecidedOnce /\ DecidedBySeer
-    /\ DecisionAttributed
+    /\ DecisionAttributed /\ ReturnedAfterSandbox /\ ReturnedOnlyWhenDone
+    /\ ReturnedAtOnce
 
 -----------------------------------------------------------------------------
 (* Liveness under weak fairness                                            *)
@@ -586,6 +707,10 @@ TerminalReturns == \A c \in CLI : term[c] # NoReq ~> term[c] = NoReq
 (* if no viewer ever attaches (Timeout is fair; viewers are not).        *)
 PromptsResolve ==
     \A r \in Req : req[r].state = "prompting" ~> req[r].state # "prompting"
+
+(* Issue #18: every CLI's process returns once its session ended or it   *)
+(* was turned away, the last one too (StopSandbox is fair).              *)
+CliReturns == \A c \in CLI : cli[c] \in CliDone ~> c \in returned
 
 (* Symmetry of CLIs, requests and viewers: for the safety-only          *)
 (* configurations.                                                       *)

@@ -13,7 +13,7 @@ StartSandboxBeforePolicy ==
     /\ domain = "starting" /\ anchor /\ sidecar /\ ~sandbox
     /\ sandbox' = TRUE
     /\ UNCHANGED <<domain, leader, anchor, sidecar, policy, published, trust,
-                   cli, term, req, view>>
+                   cli, term, req, view, exitVars>>
 
 BrokenPolicySpec ==
     Init /\ [][Next \/ StartSandboxBeforePolicy]_vars
@@ -26,13 +26,11 @@ BecomeLeaderUnlocked(c) ==
     /\ domain = "starting"
     /\ leader' = [leader EXCEPT ![c] = TRUE]
     /\ UNCHANGED <<domain, anchor, sidecar, policy, sandbox, published, trust,
-                   cli, term, req, view>>
+                   cli, term, req, view, exitVars>>
 
 BrokenLeaderSpec ==
     Init /\ [][Next \/ \E c \in CLI : BecomeLeaderUnlocked(c)]_vars
 
-(* Fairness dropped: the coordinator need not stop the sidecar during    *)
-(* recovery, so a failed Domain may never become absent.                 *)
 (* Guard dropped: a decision is taken although the request was already  *)
 (* decided (first decision does not win): a second viewer's Deny         *)
 (* overrides an approval not yet executed (violates DecidedOnce).        *)
@@ -42,7 +40,7 @@ DenyAfterDecision(r, d) ==
     /\ req' = [req EXCEPT ![r].state = "resolved", ![r].approval = "none",
                           ![r].outcome = "denied", ![r].by = d,
                           ![r].decisions = @ + 1, ![r].seen = TRUE]
-    /\ UNCHANGED <<domainVars, cli, term, view>>
+    /\ UNCHANGED <<domainVars, cli, term, view, exitVars>>
 
 BrokenDecisionSpec ==
     Init /\ [][Next \/ \E r \in Req, d \in Deciders : DenyAfterDecision(r, d)]_vars
@@ -55,11 +53,26 @@ ApproveUnseen(r, v) ==
     /\ req' = [req EXCEPT ![r].state = "approved", ![r].approval = "developer",
                           ![r].by = v, ![r].decisions = @ + 1,
                           ![r].seen = Sees(v, r)]
-    /\ UNCHANGED <<domainVars, cli, view>>
+    /\ UNCHANGED <<domainVars, cli, view, exitVars>>
 
 BrokenSeerSpec ==
     Init /\ [][Next \/ \E r \in Req, v \in Viewer : ApproveUnseen(r, v)]_vars
 
+(* Guard dropped: the last CLI's process returns as soon as its session  *)
+(* left, although the coordinator told it the Domain is being torn down, *)
+(* while the Agent Sandbox still runs: its Git Sentry end-of-run check   *)
+(* races the sandbox (violates ReturnedAfterSandbox, issue #18).         *)
+ReturnUnwaited(c) ==
+    /\ c \notin returned
+    /\ cli[c] = "left"
+    /\ returned' = returned \cup {c}
+    /\ UNCHANGED <<domainVars, cli, term, req, view, lastOut>>
+
+BrokenReturnSpec ==
+    Init /\ [][Next \/ \E c \in CLI : ReturnUnwaited(c)]_vars
+
+(* Fairness dropped: the coordinator need not stop the sidecar during    *)
+(* recovery, so a failed Domain may never become absent.                 *)
 BrokenLivenessSpec ==
     /\ Init /\ [][Next]_vars /\ CoordinatorFairness
     /\ WF_vars(StopSandbox) /\ WF_vars(UnmountStateAnchor) /\ WF_vars(ReachAbsent)

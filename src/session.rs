@@ -318,6 +318,16 @@ impl SessionPlan {
         use crate::domain::sandbox_lock::{wait_released, Released};
         match wait_released(&self.domain.runtime_dir, TEARDOWN_WAIT) {
             Ok(Released::Yes) => {}
+            Ok(Released::Abandoned) => {
+                // The coordinator died before the sandbox stopped: stop it here (unless a new
+                // start already took the Domain over, which recovers it first).
+                eprintln!(
+                    "lazaret: the Session Coordinator ended before it stopped the Agent Sandbox;                      stopping it"
+                );
+                if let Err(e) = crate::coordinator::launch::recover_if_free(&self.domain) {
+                    eprintln!("lazaret: warning: {e:#}");
+                }
+            }
             Ok(Released::TimedOut) => eprintln!(
                 "lazaret: warning: the Agent Sandbox is still stopping after {TEARDOWN_WAIT:?}"
             ),

@@ -231,3 +231,38 @@ fn a_lingering_domain_is_joined_then_torn_down_with_its_git_sentry_check() {
     );
     ws.assert_nothing_left();
 }
+
+/// Issue #18 (FR-7): the coordinator is killed after the last session left, before it stopped
+/// the sandbox. The sandbox lock is released without saying the sandbox stopped, so the last
+/// CLI recovers the Domain itself before it returns: nothing of the sandbox writes the
+/// workspace after that, and nothing is left.
+#[test]
+fn the_last_run_stops_the_sandbox_itself_when_the_coordinator_died_first() {
+    let dev = Dev::get();
+    let ws = dev.workspace("early-return-killed");
+    let r = ws.run_with_env(
+        &["LAZARET_TEST_KILL_AT=coordinator-teardown"],
+        &[
+            "sh",
+            "-c",
+            "(i=0; while :; do i=$((i+1)); echo $i > /workspace/tick; done) >/dev/null 2>&1 & \
+             sleep 0.3; echo started",
+        ],
+    );
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(
+        r.stderr
+            .contains("ended before it stopped the Agent Sandbox"),
+        "{r:?}"
+    );
+    let tick = ws.path.join("tick");
+    let first = std::fs::read_to_string(&tick).expect("the ticker wrote");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(
+        std::fs::read_to_string(&tick).ok().as_deref(),
+        Some(first.as_str()),
+        "a sandbox process still wrote the workspace after the CLI returned"
+    );
+    assert!(ws.containers().is_empty(), "{:?}", ws.containers());
+    ws.assert_nothing_left();
+}

@@ -257,6 +257,7 @@ fn run(
     } else if !engine.registry().state().phase.is_stopping() {
         engine.begin_teardown();
     }
+    crate::domain::sandbox_lock::fault_point("coordinator-teardown");
     let mut reg = engine.registry();
     let down = stop_in_order(&mut reg, &mut runtime);
     drop(reg);

@@ -1,4 +1,5 @@
-//! Coordinator core events: one per action of `protocol/Lazaret.tla`, same names.
+//! Coordinator core events: one per action of `protocol/Lazaret.tla`, same names (except
+//! `Return`: a CLI process returning is the CLI's, never recorded by the coordinator).
 //!
 //! The TLA+ `Finished` action (stuttering once everything is over) has no event. Events are
 //! serialized as one JSON object tagged by `action`, e.g. `{"action":"Register","cli":1}`,

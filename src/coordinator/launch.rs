@@ -75,6 +75,25 @@ fn recover(reg: &Registration<'_>) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// After the coordinator died: takes the Domain's lifecycle lock (waiting up to 30 s for a
+/// coordinator still tearing down) and removes what it left. A Domain that is running again
+/// (a new coordinator serves sessions) is left alone: its leader recovered it first.
+pub fn recover_if_free(domain: &crate::domain::Domain) -> anyhow::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(_lock) = LifecycleLock::try_acquire(&domain.runtime_dir)? {
+            let mut runtime = DomainRuntime::new(Podman::default(), domain.clone());
+            runtime.recover_leftovers()?;
+            let _ = std::fs::remove_file(super::paths::status(domain));
+            return Ok(());
+        }
+        if super::paths::status(domain).exists() || Instant::now() > deadline {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
 /// Starts the detached coordinator with the lock and a ready pipe, and waits for its report.
 fn start_coordinator(reg: &Registration<'_>, lock: LifecycleLock) -> anyhow::Result<()> {
     let exe = std::env::current_exe().context("finding the lazaret executable")?;

@@ -6,7 +6,9 @@
 //! on removing the sidecar and unmounting the State Anchors off the developer's path. That CLI
 //! waits for this lock, not for the lifecycle lock (which stays held until the Domain is
 //! absent, OR-1). An `flock` on `<runtime dir>/sandbox.lock`: the kernel releases it when the
-//! coordinator dies, exactly like the lifecycle lock (and the next start recovers, FR-7).
+//! coordinator dies, exactly like the lifecycle lock. So the file says `running` while held and
+//! `stopped` once the sandbox is: a waiter that finds it released but not `stopped` knows the
+//! coordinator died first, and recovers the Domain itself before it returns (FR-7).
 
 use anyhow::Context;
 use std::fs::{File, OpenOptions, TryLockError};
@@ -22,7 +24,7 @@ fn path(runtime_dir: &Path) -> PathBuf {
 
 /// Held while the Domain's Agent Sandbox may run.
 pub struct SandboxLock {
-    _file: File,
+    file: File,
 }
 
 impl SandboxLock {
@@ -40,16 +42,35 @@ impl SandboxLock {
             .with_context(|| format!("opening the sandbox lock {}", path.display()))?;
         file.lock()
             .with_context(|| format!("locking {}", path.display()))?;
-        Ok(SandboxLock { _file: file })
+        write_state(&file, RUNNING)?;
+        Ok(SandboxLock { file })
     }
+
+    /// The sandbox has stopped: says so, then lets go.
+    pub fn stopped(self) {
+        if let Err(e) = write_state(&self.file, STOPPED) {
+            tracing::warn!("marking the sandbox lock stopped: {e:#}");
+        }
+    }
+}
+
+const RUNNING: &[u8] = b"running\n";
+const STOPPED: &[u8] = b"stopped\n";
+
+fn write_state(file: &File, state: &[u8]) -> anyhow::Result<()> {
+    use std::os::unix::fs::FileExt;
+    file.set_len(0)?;
+    file.write_all_at(state, 0)?;
+    Ok(())
 }
 
 /// What [`wait_released`] saw.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Released {
-    /// Nobody holds it (or it never existed): no sandbox of this Domain runs under a living
-    /// coordinator.
+    /// Nobody holds it (or it never existed), and the coordinator said the sandbox stopped.
     Yes,
+    /// Released without that word: its coordinator died before stopping the sandbox.
+    Abandoned,
     /// Still held when the time was up.
     TimedOut,
 }
@@ -70,7 +91,15 @@ pub fn wait_released(runtime_dir: &Path, limit: Duration) -> anyhow::Result<Rele
     let deadline = Instant::now() + limit;
     loop {
         match file.try_lock_shared() {
-            Ok(()) => return Ok(Released::Yes),
+            Ok(()) => {
+                let mut state = Vec::new();
+                std::io::Read::read_to_end(&mut (&file), &mut state)?;
+                return Ok(if state == RUNNING {
+                    Released::Abandoned
+                } else {
+                    Released::Yes
+                });
+            }
             Err(TryLockError::WouldBlock) => {}
             Err(TryLockError::Error(e)) => {
                 return Err(e).with_context(|| format!("locking {}", path.display()))
@@ -80,6 +109,15 @@ pub fn wait_released(runtime_dir: &Path, limit: Duration) -> anyhow::Result<Rele
             return Ok(Released::TimedOut);
         }
         std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// A fault hook for the real-stack tests: with `LAZARET_TEST_KILL_AT=<name>`, this process
+/// kills itself (SIGKILL) at the point so named.
+pub fn fault_point(name: &str) {
+    if std::env::var_os(crate::state::generations::KILL_AT_ENV).is_some_and(|v| v == name) {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::this(), nix::sys::signal::Signal::SIGKILL);
+        std::process::abort();
     }
 }
 
@@ -102,7 +140,7 @@ mod tests {
         );
         let let_go = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(50));
-            drop(held);
+            held.stopped();
         });
         let t0 = Instant::now();
         assert_eq!(
@@ -111,8 +149,14 @@ mod tests {
         );
         assert!(t0.elapsed() >= Duration::from_millis(40));
         let_go.join().map_err(|_| anyhow::anyhow!("panicked"))?;
-        // A waiter never keeps the coordinator from taking it again.
-        let _again = SandboxLock::hold(t.path())?;
+        // A waiter never keeps the coordinator from taking it again; a holder that dies
+        // without saying the sandbox stopped is told apart.
+        let again = SandboxLock::hold(t.path())?;
+        drop(again);
+        assert_eq!(
+            wait_released(t.path(), Duration::ZERO)?,
+            Released::Abandoned
+        );
         Ok(())
     }
 }

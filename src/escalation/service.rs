@@ -101,6 +101,11 @@ impl Service {
                 std::thread::sleep(wait);
             }
         }
+        // Closing an inotify instance waits for the kernel's SRCU grace period (10–20 ms
+        // measured): not on the teardown's path, which joins this thread (issue #18).
+        let _ = std::thread::Builder::new()
+            .name("inotify-close".into())
+            .spawn(move || drop(arrivals));
     }
 
     fn accept(

@@ -281,15 +281,24 @@ impl DomainRuntime {
             if n > 0 {
                 // Nothing of the sandbox runs any more: its container (stopped) goes with the
                 // sidecar's, in one podman process instead of two (issue #18).
-                self.sandbox_lock = None;
+                self.sandbox_stopped();
                 self.sandbox_killed = true;
                 return Ok(());
             }
         }
         self.note_conmons();
         let removed = self.remove("sandbox");
-        self.sandbox_lock = None;
+        if removed.is_ok() {
+            self.sandbox_stopped();
+        }
         removed
+    }
+
+    /// The sandbox lock says the sandbox stopped and is let go.
+    fn sandbox_stopped(&mut self) {
+        if let Some(lock) = self.sandbox_lock.take() {
+            lock.stopped();
+        }
     }
 
     /// Stops and removes the Network Sidecar (after the sandbox: podman refuses otherwise),
