@@ -155,8 +155,8 @@ impl SessionPlan {
                 session.session_anchor(),
             ),
         };
-        let (program, args) =
-            self.exec_command(&sandbox_name, &req, matches!(attach, Attach::Terminal));
+        let direct_ok = matches!(attach, Attach::Terminal | Attach::Pipes);
+        let (program, args, direct) = self.exec_command(&sandbox_name, &req, direct_ok);
         // On a terminal, escalation prompts take it over from the sandbox session for a while.
         let gate = Arc::new(TerminalGate::new(self.profile.terminal));
         let access = self.profile.terminal;
@@ -191,6 +191,9 @@ impl SessionPlan {
         let run = Box::new(move |cancel: Cancel| match attach {
             Attach::Terminal => {
                 crate::terminal::passthrough::run_in_pty(&program, &args, &cancel, gate)
+            }
+            Attach::Pipes if direct => {
+                crate::terminal::passthrough::run_relayed(&program, &args, &cancel, access)
             }
             Attach::Pipes => {
                 crate::terminal::passthrough::run_with_pipes(&program, &args, &cancel, access)
@@ -239,27 +242,26 @@ impl SessionPlan {
         }
     }
 
-    /// How the command enters the sandbox: on a terminal, runsc directly with this CLI's PTY,
-    /// as the coordinator's own sessions do (~50 ms less than `podman exec`, issue #18), where
-    /// the coordinator published the sandbox for it; else `podman exec`
-    /// (`LAZARET_SESSION_EXEC=podman` forces it). Pipes and files stay with `podman exec`:
-    /// runsc would hand the caller's own descriptors to the sandbox, where a process the
-    /// command left behind could hold them open after the command ended.
+    /// How the command enters the sandbox: runsc directly, as the coordinator's own sessions
+    /// do (~50–120 ms less than `podman exec`, issue #18), where the coordinator published the
+    /// sandbox for it — on a terminal with this CLI's PTY, on pipes with pipes of its own this
+    /// CLI relays (see `run_relayed`); else, and for a non-interactive capture, `podman exec`
+    /// (`LAZARET_SESSION_EXEC=podman` forces it). The last item says which.
     fn exec_command(
         &self,
         sandbox_name: &str,
         req: &ExecRequest,
-        terminal: bool,
-    ) -> (String, Vec<String>) {
+        direct_ok: bool,
+    ) -> (String, Vec<String>, bool) {
         let podman_forced = std::env::var_os("LAZARET_SESSION_EXEC").is_some_and(|v| v == "podman");
-        if terminal && !podman_forced {
+        if direct_ok && !podman_forced {
             match crate::runtime::runsc_exec::published(&self.domain.runtime_dir) {
-                Ok(direct) => return (direct.program(), direct.args(req)),
+                Ok(direct) => return (direct.program(), direct.args(req), true),
                 Err(why) => tracing::info!("the command runs through podman exec: {why}"),
             }
         }
         let program = std::env::var("LAZARET_PODMAN").unwrap_or_else(|_| "podman".to_owned());
-        (program, sandbox::exec_args(sandbox_name, req))
+        (program, sandbox::exec_args(sandbox_name, req), false)
     }
 
     /// The cards of held destinations on the developer's terminal, when the profile asks

@@ -266,3 +266,46 @@ fn the_last_run_stops_the_sandbox_itself_when_the_coordinator_died_first() {
     assert!(ws.containers().is_empty(), "{:?}", ws.containers());
     ws.assert_nothing_left();
 }
+
+/// Issue #18: `lazaret run` on pipes is run by runsc directly with pipes the CLI relays — not
+/// the caller's own, which runsc would hand to the sandbox: a process the command leaves
+/// behind (here while another session keeps the Domain up) must not hold the caller's pipe
+/// open, so the caller sees the end of the output when the command ends; its status and
+/// output are the command's, and stdin reaches it.
+#[test]
+fn a_run_on_pipes_ends_with_its_command_though_it_left_a_process_behind() {
+    let dev = Dev::get();
+    let ws = dev.workspace("pipes-direct");
+    let holder = ws.spawn(&["sh", "-c", support::HOLD]);
+    let up = support::wait_for(std::time::Duration::from_secs(60), || {
+        ws.runtime_dir().join("direct-exec").exists().then_some(())
+    });
+    assert!(up.is_some(), "the Domain did not publish its sandbox");
+    let mut child = ws.spawn_in(
+        "",
+        &[],
+        &[
+            "sh",
+            "-c",
+            "sleep 600 & read line; echo \"got $line\"; exit 3",
+        ],
+        true,
+    );
+    if let Some(mut stdin) = child.stdin.take() {
+        use std::io::Write;
+        stdin.write_all(b"hello\n").expect("writing stdin");
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(support::finish(child));
+    });
+    let r = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the run did not end with its command: something holds its output open");
+    assert_eq!(r.code, Some(3), "{r:?}");
+    assert_eq!(r.stdout, "got hello\n");
+    ws.release();
+    let held = support::finish(holder);
+    assert_eq!(held.code, Some(0), "{held:?}");
+    ws.assert_nothing_left();
+}

@@ -3,6 +3,7 @@
 //! front-end pieces (output filter, prompts, raw mode, signals) live in `lazaret-ui`.
 
 pub mod cancel;
+pub mod output_end;
 pub mod passthrough;
 pub mod pty;
 

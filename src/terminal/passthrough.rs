@@ -57,7 +57,7 @@ pub fn run_in_pty(
             let borrowed = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
             nix::unistd::dup(borrowed).ok()
         })
-        .map(|fd| crate::coordinator::hosted::output_end::OutputEnd::new(fd, exited.clone()));
+        .map(|fd| super::output_end::OutputEnd::new(fd, exited.clone()));
     let master = Arc::new(Mutex::new(master));
 
     let mut cancel_killer = child.clone_killer();
@@ -192,27 +192,98 @@ pub fn run_with_pipes(
 
 /// Copies `from` to the terminal `to` through an [`OutputFilter`] until EOF.
 fn copy_filtered(
-    mut from: impl Read + Send + 'static,
-    mut to: impl Write + Send + 'static,
+    from: impl Read + Send + 'static,
+    to: impl Write + Send + 'static,
     access: TerminalAccess,
 ) -> std::thread::JoinHandle<()> {
+    copy_until(from, to, Some(access), None)
+}
+
+/// Copies `from` to `to` (through an [`OutputFilter`] when `access` is given) until EOF, or
+/// until `end` says the output is over.
+fn copy_until(
+    mut from: impl Read + Send + 'static,
+    mut to: impl Write + Send + 'static,
+    access: Option<TerminalAccess>,
+    mut end: Option<super::output_end::OutputEnd>,
+) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
-        let mut filter = OutputFilter::new(access);
+        let mut filter = access.map(OutputFilter::new);
         let mut buf = [0u8; 16 * 1024];
         let mut filtered = Vec::with_capacity(buf.len());
         loop {
+            if end.as_mut().is_some_and(|e| !e.wait()) {
+                break;
+            }
             match from.read(&mut buf) {
                 Ok(0) | Err(_) => break,
                 Ok(n) => {
-                    filtered.clear();
-                    filter.filter(&buf[..n], &mut filtered);
-                    if to.write_all(&filtered).and_then(|_| to.flush()).is_err() {
+                    let out = match filter.as_mut() {
+                        Some(f) => {
+                            filtered.clear();
+                            f.filter(&buf[..n], &mut filtered);
+                            &filtered[..]
+                        }
+                        None => &buf[..n],
+                    };
+                    if to.write_all(out).and_then(|_| to.flush()).is_err() {
                         break;
                     }
                 }
             }
         }
     })
+}
+
+/// As [`run_with_pipes`], for a command `runsc exec` runs (issue #18): runsc would hand this
+/// process's own descriptors to the sandbox, where whatever the command leaves behind could
+/// hold them — and the caller's pipe — open after it ended. So the command gets pipes of its
+/// own, relayed here: stdin until its end, stdout and stderr until their end or until the
+/// command exited and they stayed quiet (see [`super::output_end`]).
+pub fn run_relayed(
+    program: &str,
+    args: &[String],
+    cancel: &Cancel,
+    access: TerminalAccess,
+) -> anyhow::Result<i32> {
+    use std::io::IsTerminal;
+    use std::os::fd::AsFd;
+    use std::process::Stdio;
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let exited = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let end_of = |fd: std::os::fd::BorrowedFd<'_>| {
+        nix::unistd::dup(fd)
+            .ok()
+            .map(|fd| super::output_end::OutputEnd::new(fd, exited.clone()))
+    };
+    let mut copies = Vec::new();
+    let code = run_child_with(cmd, program, cancel, |child| {
+        if let Some(mut input) = child.stdin.take() {
+            // Not joined: a read of this process's stdin may block after the command ended.
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut std::io::stdin().lock(), &mut input);
+            });
+        }
+        if let Some(out) = child.stdout.take() {
+            let filter = std::io::stdout().is_terminal().then_some(access);
+            let end = end_of(out.as_fd());
+            copies.push(copy_until(out, std::io::stdout(), filter, end));
+        }
+        if let Some(err) = child.stderr.take() {
+            let filter = std::io::stderr().is_terminal().then_some(access);
+            let end = end_of(err.as_fd());
+            copies.push(copy_until(err, std::io::stderr(), filter, end));
+        }
+    });
+    exited.store(true, std::sync::atomic::Ordering::SeqCst);
+    for c in copies {
+        let _ = c.join();
+    }
+    code
 }
 
 /// Runs `program args` with stdin closed and stdout/stderr written to the given files (a

@@ -320,7 +320,7 @@ impl TestWorkspace {
             .join(self.domain.as_str())
     }
 
-    fn spawn_in(&self, dir: &str, env: &[&str], cmd: &[&str], stdin: bool) -> Child {
+    pub fn spawn_in(&self, dir: &str, env: &[&str], cmd: &[&str], stdin: bool) -> Child {
         let mut c = self.dev.command("env");
         c.args(self.env_args())
             .args(env)

@@ -9,7 +9,6 @@ pub mod activity_feed;
 pub mod concluded;
 pub mod hangup;
 pub mod net_allow;
-pub mod output_end;
 pub mod panel_feed;
 pub mod ports;
 pub mod prompts;

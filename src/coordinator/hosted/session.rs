@@ -140,7 +140,7 @@ impl HostedSession {
                     status
                 })?
         };
-        let end = watch_fd.map(|fd| super::output_end::OutputEnd::new(fd, exited));
+        let end = watch_fd.map(|fd| crate::terminal::output_end::OutputEnd::new(fd, exited));
         let me = session.clone();
         std::thread::Builder::new()
             .name("session-pty".into())
@@ -162,7 +162,7 @@ impl HostedSession {
     fn pump(
         self: &Arc<Self>,
         mut reader: Box<dyn Read + Send>,
-        mut end: Option<super::output_end::OutputEnd>,
+        mut end: Option<crate::terminal::output_end::OutputEnd>,
         on_activity: &OnActivity,
     ) {
         let mut buf = vec![0u8; CHUNK];

@@ -5,6 +5,8 @@
 //! keep descriptor 255, the terminal `/dev/tty` opens (`lazaret-escalate --keep-terminal`),
 //! and a background job writing to the terminal holds it too. The session ends with its
 //! command, as a tmux pane does; what is left behind keeps running with a terminal nobody reads.
+//! The same holds for the pipes of a `lazaret run` that `runsc exec` hands to the sandbox
+//! (issue #18): the CLI relays them, and stops once the command exited and they went quiet.
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
