@@ -9,6 +9,18 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
+/// Opens (creating, 0600, never through a symlink) the lock file `path`, `what` for errors.
+pub(super) fn open_lock_file(path: &Path, what: &str) -> anyhow::Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .with_context(|| format!("opening {what} {}", path.display()))
+}
+
 /// Held for as long as this process (or the child it was handed to) owns the Domain's runtime.
 pub struct LifecycleLock {
     file: File,
@@ -24,14 +36,7 @@ impl LifecycleLock {
     /// Takes the lock without waiting; `Ok(None)` when another process holds it.
     pub fn try_acquire(runtime_dir: &Path) -> anyhow::Result<Option<LifecycleLock>> {
         let path = runtime_dir.join("lifecycle.lock");
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&path)
-            .with_context(|| format!("opening the lifecycle lock {}", path.display()))?;
+        let file = open_lock_file(&path, "the lifecycle lock")?;
         match file.try_lock() {
             Ok(()) => Ok(Some(LifecycleLock { file })),
             Err(TryLockError::WouldBlock) => Ok(None),

@@ -32,14 +32,7 @@ impl SandboxLock {
     /// is free).
     pub fn hold(runtime_dir: &Path) -> anyhow::Result<SandboxLock> {
         let path = path(runtime_dir);
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&path)
-            .with_context(|| format!("opening the sandbox lock {}", path.display()))?;
+        let file = super::lock::open_lock_file(&path, "the sandbox lock")?;
         file.lock()
             .with_context(|| format!("locking {}", path.display()))?;
         write_state(&file, RUNNING)?;
