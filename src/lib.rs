@@ -21,3 +21,4 @@ pub mod terminal;
 #[cfg(test)]
 pub mod test_rng;
 pub mod utc;
+pub mod wake;

@@ -12,10 +12,8 @@
 //! ([`Stop`]), so teardown does not wait for a timeout.
 
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
-use nix::sys::eventfd::EventFd;
 use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// The fallback poll without inotify (the request's client inside polls its result as often).
@@ -74,40 +72,7 @@ pub enum Woken {
 }
 
 /// The loop's stop flag, which also wakes a waiting [`Arrivals::wait`].
-pub struct Stop {
-    flag: AtomicBool,
-    wake: Option<EventFd>,
-}
-
-impl Stop {
-    pub fn new() -> Stop {
-        Stop {
-            flag: AtomicBool::new(false),
-            wake: EventFd::new().ok(),
-        }
-    }
-
-    pub fn set(&self) {
-        self.flag.store(true, Ordering::SeqCst);
-        if let Some(wake) = &self.wake {
-            let _ = wake.write(1);
-        }
-    }
-
-    pub fn is_set(&self) -> bool {
-        self.flag.load(Ordering::SeqCst)
-    }
-
-    fn fd(&self) -> Option<BorrowedFd<'_>> {
-        self.wake.as_ref().map(AsFd::as_fd)
-    }
-}
-
-impl Default for Stop {
-    fn default() -> Self {
-        Stop::new()
-    }
-}
+pub use crate::wake::WakeFlag as Stop;
 
 /// Wake-ups for changes of one directory.
 pub struct Arrivals {

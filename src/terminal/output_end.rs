@@ -8,8 +8,8 @@
 //! The same holds for the pipes of a `lazaret run` that `runsc exec` hands to the sandbox
 //! (issue #18): the CLI relays them, and stops once the command exited and they went quiet.
 
+use crate::wake::WakeFlag;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -23,13 +23,13 @@ const TICK: Duration = Duration::from_millis(100);
 /// Watches the PTY (its own descriptor of the master) and the command's exit.
 pub struct OutputEnd {
     fd: OwnedFd,
-    exited: Arc<AtomicBool>,
+    exited: Arc<WakeFlag>,
     exited_at: Option<Instant>,
     last_output: Instant,
 }
 
 impl OutputEnd {
-    pub fn new(fd: OwnedFd, exited: Arc<AtomicBool>) -> OutputEnd {
+    pub fn new(fd: OwnedFd, exited: Arc<WakeFlag>) -> OutputEnd {
         OutputEnd {
             fd,
             exited,
@@ -38,19 +38,35 @@ impl OutputEnd {
         }
     }
 
-    /// Waits until the PTY has something to read (true), or its output is over (false).
+    /// Waits until the PTY has something to read (true), or its output is over (false). While
+    /// the command runs it sleeps until output or the exit (no timer: an idle session costs
+    /// nothing, issue #18); after the exit it looks every [`TICK`].
     pub fn wait(&mut self) -> bool {
         loop {
-            let mut p = libc::pollfd {
-                fd: self.fd.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
+            let exited = self.exited.is_set();
+            let wake = self.exited.fd().filter(|_| !exited);
+            let mut p = [
+                libc::pollfd {
+                    fd: self.fd.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: wake.map_or(-1, |w| w.as_raw_fd()),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+            ];
+            let tick = if wake.is_some() {
+                -1
+            } else {
+                i32::try_from(TICK.as_millis()).unwrap_or(100)
             };
-            let tick = i32::try_from(TICK.as_millis()).unwrap_or(100);
-            // SAFETY: one pollfd on a descriptor this struct owns.
-            let n = unsafe { libc::poll(&mut p, 1, tick) };
+            // SAFETY: two pollfds (a negative fd is ignored by poll) on descriptors that live
+            // as long as this call.
+            let n = unsafe { libc::poll(p.as_mut_ptr(), 2, tick) };
             let now = Instant::now();
-            if n > 0 {
+            if n > 0 && p[0].revents != 0 {
                 // Readable, or hung up / in error: the read says which.
                 self.last_output = now;
                 return true;
@@ -58,7 +74,7 @@ impl OutputEnd {
             if n < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
                 return true;
             }
-            if !self.exited.load(Ordering::SeqCst) {
+            if !exited {
                 continue;
             }
             let exited_at = *self.exited_at.get_or_insert(now);
@@ -100,19 +116,28 @@ mod tests {
     #[test]
     fn a_pipe_held_open_by_someone_else_ends_once_the_command_exited_and_it_is_quiet() {
         let (r, w) = nix::unistd::pipe().expect("a pipe");
-        let exited = Arc::new(AtomicBool::new(false));
+        let exited = Arc::new(WakeFlag::new());
         let mut end = OutputEnd::new(r, exited.clone());
         nix::unistd::write(&w, b"x").expect("write");
         assert!(end.wait(), "output is readable");
         let mut byte = [0u8; 1];
         nix::unistd::read(&end.fd, &mut byte).expect("read");
-        exited.store(true, Ordering::SeqCst);
+        // While the command runs, the wait sleeps until the exit wakes it.
+        let setter = {
+            let exited = exited.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(50));
+                exited.set();
+            })
+        };
         let t = Instant::now();
         assert!(
             !end.wait(),
             "the writer is still open, yet the output is over"
         );
         assert!(t.elapsed() >= QUIET, "{:?}", t.elapsed());
+        assert!(t.elapsed() < LINGER, "{:?}", t.elapsed());
+        let _ = setter.join();
         drop(w);
     }
 }

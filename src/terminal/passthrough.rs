@@ -49,7 +49,7 @@ pub fn run_in_pty(
     // The command's exit ends the output, not the PTY's end of file: with `runsc exec` the
     // sandbox holds the terminal itself, and a daemon the command left behind keeps it open
     // (see `output_end`).
-    let exited = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let exited = Arc::new(crate::wake::WakeFlag::new());
     let mut end = master
         .as_raw_fd()
         .and_then(|fd| {
@@ -144,7 +144,7 @@ pub fn run_in_pty(
     });
 
     let status = child.wait().context("waiting for the command")?;
-    exited.store(true, std::sync::atomic::Ordering::SeqCst);
+    exited.set();
     cancel.disarm();
     // The output is drained: until the PTY's end of file, or the terminal is quiet after the
     // exit (what the command left behind may hold it open).
@@ -254,7 +254,7 @@ pub fn run_relayed(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let exited = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let exited = Arc::new(crate::wake::WakeFlag::new());
     let end_of = |fd: std::os::fd::BorrowedFd<'_>| {
         nix::unistd::dup(fd)
             .ok()
@@ -279,7 +279,7 @@ pub fn run_relayed(
             copies.push(copy_until(err, std::io::stderr(), filter, end));
         }
     });
-    exited.store(true, std::sync::atomic::Ordering::SeqCst);
+    exited.set();
     for c in copies {
         let _ = c.join();
     }

@@ -126,7 +126,7 @@ impl HostedSession {
         });
         // The command's exit is watched apart from its output: what it leaves behind may hold
         // the terminal open for ever (see `output_end`).
-        let exited = Arc::new(AtomicBool::new(false));
+        let exited = Arc::new(crate::wake::WakeFlag::new());
         let waiter = {
             let exited = exited.clone();
             std::thread::Builder::new()
@@ -136,7 +136,7 @@ impl HostedSession {
                         .wait()
                         .ok()
                         .map(|s| i32::try_from(s.exit_code()).unwrap_or(1));
-                    exited.store(true, Ordering::SeqCst);
+                    exited.set();
                     status
                 })?
         };
