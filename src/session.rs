@@ -204,7 +204,7 @@ impl SessionPlan {
             Attach::Embedded { run, .. } => run(&program, &args, &cancel),
         });
         // Git Sentry watches the workspace's git control files while the command runs.
-        let watching = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let watching = Arc::new(crate::wake::WakeFlag::new());
         let watcher = {
             let (ws, stop) = (self.domain.workspace.root.clone(), watching.clone());
             let store = crate::runtime::git_sentry::guard::store_of(&self.domain);
@@ -212,8 +212,7 @@ impl SessionPlan {
         };
         let outcome = session.run_attached(run, prompter);
         drop(held_cards);
-        watching.store(true, std::sync::atomic::Ordering::SeqCst);
-        watcher.thread().unpark();
+        watching.set();
         let watched = watcher.join().unwrap_or_default();
         self.tell(&watched, embedded);
         let outcome = match outcome {

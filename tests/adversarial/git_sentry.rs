@@ -296,7 +296,7 @@ fn host_git_after_the_run_does_not_follow_a_planted_commondir() {
 
 /// Inside: `echo <canary> > /workspace/.git/commondir`, then keep running — host git run
 /// meanwhile (the developer's other terminal, a shell prompt) would follow it. Expected: while
-/// the sandbox still runs, the file is renamed aside (the session's watch, every 200 ms), and
+/// the sandbox still runs, the file is renamed aside (the session's watch, woken by inotify), and
 /// the developer is told once when the command ends.
 #[test]
 fn commondir_planted_during_a_long_run_is_renamed_aside_while_it_runs() {

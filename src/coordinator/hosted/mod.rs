@@ -120,7 +120,10 @@ impl Viewer {
     }
 }
 
-type GitSentryWatch = (Arc<AtomicBool>, std::thread::JoinHandle<Vec<String>>);
+type GitSentryWatch = (
+    Arc<crate::wake::WakeFlag>,
+    std::thread::JoinHandle<Vec<String>>,
+);
 
 fn lock<T: ?Sized>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -639,8 +642,7 @@ impl SessionHost {
             v.channels.retain(|_, s| *s != id);
         }
         if let Some((stop, watcher)) = lock(&self.watchers).remove(&id) {
-            stop.store(true, std::sync::atomic::Ordering::SeqCst);
-            watcher.thread().unpark();
+            stop.set();
             for m in watcher.join().unwrap_or_default() {
                 tracing::warn!("{m}");
             }
@@ -718,7 +720,7 @@ impl SessionHost {
     fn spawn_git_sentry_watch(&self, session: &Arc<HostedSession>) {
         let ws = self.spawn.domain.workspace.root.clone();
         let store = crate::runtime::git_sentry::guard::store_of(&self.spawn.domain);
-        let stop = Arc::new(AtomicBool::new(false));
+        let stop = Arc::new(crate::wake::WakeFlag::new());
         let flag = stop.clone();
         let watcher = std::thread::spawn(move || {
             crate::runtime::git_sentry::guard::watch(&ws, &store, &flag)

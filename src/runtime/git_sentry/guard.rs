@@ -136,29 +136,22 @@ fn neutralise(ws: &Path, rec: &Record, running: bool) -> Vec<String> {
     out
 }
 
-/// How often a running session looks for planted control files.
-pub const WATCH_INTERVAL: std::time::Duration = std::time::Duration::from_millis(200);
-
-/// While a session runs: every [`WATCH_INTERVAL`], planted control files are renamed aside at
-/// once (host git run meanwhile — another terminal, a shell prompt — would follow them). Returns
-/// the messages when `stop` is set (unpark the thread to end it at once). Without a record there is nothing to compare with.
-pub fn watch(ws: &Path, store: &Path, stop: &std::sync::atomic::AtomicBool) -> Vec<String> {
-    let mut out = Vec::new();
+/// While a session runs: planted control files are renamed aside at once (host git run
+/// meanwhile — another terminal, a shell prompt — would follow them), looked for when inotify
+/// says a directory that holds control files changed (see [`super::watch`]). Returns the
+/// messages once `stop` is set (which ends it at once). Without a record there is nothing to
+/// compare with.
+pub fn watch(ws: &Path, store: &Path, stop: &crate::wake::WakeFlag) -> Vec<String> {
     let Ok(Some(rec)) = record::load(store, ws) else {
-        return out;
+        return Vec::new();
     };
-    while !stop.load(std::sync::atomic::Ordering::SeqCst) {
-        // Woken early by `unpark` when the session ends (no latency added to the run's end).
-        std::thread::park_timeout(WATCH_INTERVAL);
-        if stop.load(std::sync::atomic::Ordering::SeqCst) {
-            break;
-        }
-        for m in neutralise(ws, &rec, true) {
+    super::watch::run(ws, stop, || {
+        let found = neutralise(ws, &rec, true);
+        for m in &found {
             tracing::warn!("{m}");
-            out.push(m);
         }
-    }
-    out
+        found
+    })
 }
 
 /// What the end-of-run check did, one message per line for the developer.

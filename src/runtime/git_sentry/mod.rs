@@ -69,6 +69,7 @@ mod tests;
 mod tests_guard;
 #[cfg(test)]
 mod tests_layouts;
+mod watch;
 
 use super::mounts::{MountKind, SandboxMount};
 use crate::domain::workspace::SANDBOX_WORKSPACE;

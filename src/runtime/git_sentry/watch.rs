@@ -1,0 +1,119 @@
+//! The Git Sentry's watch while sessions run (issue #13), woken by inotify (issue #18: an idle
+//! session costs nothing). Planted control files are renamed aside at once, because host git
+//! run meanwhile — another terminal, a shell prompt — would follow them.
+//!
+//! What the sandbox writes through runsc's gofer are host file operations, so inotify on the
+//! directories that hold control files (the workspace, its `.git`, the common dir, worktree
+//! dirs — re-added after every look, so a directory created since is watched too) wakes the
+//! look at once. The events are only a wake-up: the look itself decides, as before. Looks are
+//! at most every [`MIN_PERIOD`] (a busy `git` inside writes `.git` all the time), and one
+//! happens every [`SAFETY_LOOK`] anyway (a file planted in a directory created a moment before
+//! its watch was added, a lost event); without inotify, every [`MIN_PERIOD`] as before.
+
+use super::control;
+use crate::wake::WakeFlag;
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
+use std::collections::BTreeSet;
+use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Looks are at least this far apart (the old fixed interval).
+pub const MIN_PERIOD: Duration = Duration::from_millis(200);
+/// A look happens at least this often, events or not.
+pub const SAFETY_LOOK: Duration = Duration::from_secs(1);
+/// Event reads drained per wake-up (a flood cannot hold the loop).
+const MAX_DRAIN: usize = 64;
+
+/// The directories whose entries can be control files of the workspace at `ws`.
+fn dirs(ws: &Path) -> BTreeSet<PathBuf> {
+    let mut out = BTreeSet::from([ws.to_path_buf()]);
+    for o in control::observe(ws) {
+        let p = &o.file.path;
+        if std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()) {
+            out.insert(p.clone());
+            // Worktree admin dirs live one level down (`worktrees/<name>`).
+            if let Ok(entries) = std::fs::read_dir(p.join("worktrees")) {
+                out.insert(p.join("worktrees"));
+                out.extend(entries.flatten().map(|e| e.path()).filter(|d| d.is_dir()));
+            }
+        }
+        if let Some(parent) = p.parent() {
+            out.insert(parent.to_path_buf());
+        }
+    }
+    out
+}
+
+fn watch_all(inotify: &Inotify, ws: &Path) {
+    let mask = AddWatchFlags::IN_CREATE
+        | AddWatchFlags::IN_MOVED_TO
+        | AddWatchFlags::IN_CLOSE_WRITE
+        | AddWatchFlags::IN_MODIFY
+        | AddWatchFlags::IN_ATTRIB
+        | AddWatchFlags::IN_DELETE_SELF
+        | AddWatchFlags::IN_MOVE_SELF
+        | AddWatchFlags::IN_ONLYDIR
+        | AddWatchFlags::IN_DONT_FOLLOW;
+    for d in dirs(ws) {
+        // Adding a watched directory again only renews its mask.
+        let _ = inotify.add_watch(d.as_path(), mask);
+    }
+}
+
+/// Runs `look` (the watch's check) whenever the control files may have changed, until `stop`;
+/// returns what `look` returned, in order.
+pub fn run(ws: &Path, stop: &WakeFlag, mut look: impl FnMut() -> Vec<String>) -> Vec<String> {
+    let mut out = Vec::new();
+    let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC).ok();
+    if let Some(i) = &inotify {
+        watch_all(i, ws);
+    }
+    let mut last = Instant::now();
+    while !stop.is_set() {
+        let timeout = if inotify.is_some() {
+            SAFETY_LOOK
+        } else {
+            MIN_PERIOD
+        };
+        let mut fds = Vec::new();
+        if let Some(i) = &inotify {
+            fds.push(PollFd::new(i.as_fd(), PollFlags::POLLIN));
+        }
+        if let Some(w) = stop.fd() {
+            fds.push(PollFd::new(w, PollFlags::POLLIN));
+        }
+        let _ = poll(
+            &mut fds,
+            PollTimeout::try_from(timeout).unwrap_or(PollTimeout::MAX),
+        );
+        if stop.is_set() {
+            break;
+        }
+        if let Some(i) = &inotify {
+            for _ in 0..MAX_DRAIN {
+                if !i.read_events().is_ok_and(|e| !e.is_empty()) {
+                    break;
+                }
+            }
+        }
+        let since = last.elapsed();
+        if since < MIN_PERIOD {
+            std::thread::sleep(MIN_PERIOD - since);
+        }
+        last = Instant::now();
+        out.extend(look());
+        if let Some(i) = &inotify {
+            watch_all(i, ws);
+        }
+    }
+    // Closing an inotify instance waits for an SRCU grace period (10–20 ms): not on the
+    // session's way out.
+    if let Some(i) = inotify {
+        let _ = std::thread::Builder::new()
+            .name("inotify-close".into())
+            .spawn(move || drop(i));
+    }
+    out
+}
