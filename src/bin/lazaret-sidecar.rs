@@ -13,6 +13,8 @@ use nix::unistd::Pid;
 const DIR: &str = "/run/lazaret";
 /// How often the denial sets are read for the ledger.
 const POLL: std::time::Duration = std::time::Duration::from_millis(500);
+/// The tick while nothing is refused, held or changed, when both wake-ups work (issue #18).
+const IDLE_POLL: std::time::Duration = std::time::Duration::from_secs(10);
 const NFT: &str = "/usr/sbin/nft";
 
 fn report(name: &str, text: &str) -> std::io::Result<()> {
@@ -86,12 +88,23 @@ fn main() -> ExitCode {
     // Woken by the policy's log when something was refused or held; without that wake-up, the
     // sets are listed every tick as before.
     let woken = start_wakeups();
+    // The host's new run rules wake the loop too (see `lazaret::network::rules_watch`).
+    let rules_watched = lazaret::network::rules_watch::start(
+        Path::new(DIR),
+        lazaret::network::run_rules::RULES_FILE,
+        || {
+            let _ = nix::sys::signal::kill(nix::unistd::getpid(), Signal::SIGUSR1);
+        },
+    );
     let mut dirty = true;
     // After a wake-up the sets are looked at for a few more ticks: the log is rate-limited, so
     // the last packets of a burst are counted by a later look.
     let mut linger = 0u8;
     loop {
-        let signal = wait_signal(&signals, POLL);
+        // Asked-about destinations (`default = "ask"`) keep the tick: held names come from
+        // the forwarder's thread, and their deadlines run out.
+        let idle = woken && rules_watched && run_rules.held.is_none() && linger == 0 && !dirty;
+        let signal = wait_signal(&signals, if idle { IDLE_POLL } else { POLL });
         if let Ok(Some(Signal::SIGUSR1)) = signal {
             linger = 3;
         }

@@ -18,6 +18,8 @@ use clap::Args;
 ///   echo hi | lazaret run -- cat     stdin and stdout as pipes when not a terminal
 ///   lazaret run --detachable -- claude   a session that outlives this terminal:
 ///                                    ctrl-b d detaches, `lazaret attach` comes back
+///   lazaret run --linger 30s -- make lint   the Domain stays up 30 s after it, so the
+///                                    next `lazaret run` joins instead of starting it
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct RunArgs {

@@ -289,7 +289,12 @@ fn git_sentry_after_linger(domain: &crate::domain::Domain) {
     }
 }
 
-/// How often the coordinator checks that the Network Sidecar still runs.
+/// What the sessions are told when the Network Sidecar exits.
+const SIDECAR_EXITED: &str = "the Network Sidecar exited: the Agent Sandbox has no network any \
+                              more (it fails closed); end the sessions and run again to get a \
+                              new sidecar";
+
+/// How often the coordinator checks that the Network Sidecar still runs (without a pidfd).
 const SIDECAR_WATCH: Duration = Duration::from_millis(500);
 
 async fn serve(
@@ -312,20 +317,38 @@ async fn serve(
     let mut any_session = false;
     let mut watch = tokio::time::interval(SIDECAR_WATCH);
     let mut sidecar_alive = sidecar_pid.is_some();
+    // Its exit is waited for on a pidfd where the kernel has them; else looked at every tick.
+    let sidecar_exit = sidecar_pid.and_then(super::liveness::pidfd).and_then(|fd| {
+        // SAFETY: the AsyncFd owns the OwnedFd, which stays open (and the same descriptor)
+        // until the AsyncFd is dropped.
+        unsafe {
+            tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)
+        }
+        .ok()
+    });
+    let exited = async {
+        match &sidecar_exit {
+            Some(fd) => {
+                let _ = fd.readable().await;
+            }
+            None => std::future::pending::<()>().await,
+        }
+    };
+    tokio::pin!(exited);
     let linger = endpoint.engine.config.linger;
     let lingering = tokio::time::sleep(Duration::ZERO);
     tokio::pin!(lingering);
     let mut idle = false;
     loop {
         tokio::select! {
-            _ = watch.tick(), if sidecar_alive => {
+            _ = &mut exited, if sidecar_alive && sidecar_exit.is_some() => {
+                sidecar_alive = false;
+                endpoint.engine.report_failure(SIDECAR_EXITED.to_owned());
+            }
+            _ = watch.tick(), if sidecar_alive && sidecar_exit.is_none() => {
                 if !sidecar_pid.is_some_and(super::liveness::process_alive) {
                     sidecar_alive = false;
-                    endpoint.engine.report_failure(
-                        "the Network Sidecar exited: the Agent Sandbox has no network any more \
-                         (it fails closed); end the sessions and run again to get a new sidecar"
-                            .to_owned(),
-                    );
+                    endpoint.engine.report_failure(SIDECAR_EXITED.to_owned());
                 }
             }
             accepted = listener.accept() => {

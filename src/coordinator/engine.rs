@@ -237,6 +237,23 @@ impl Engine {
 
     /// Records what a session runs; returns the sandbox container to run it in.
     pub fn attach(&self, session: &SessionId, argv: &[String], tty: bool) -> String {
+        self.attach_as(session, argv, tty, None)
+    }
+
+    /// As [`Engine::attach`], for a coordinator-owned session started by `started_by`: the
+    /// first status that lists its command already says it is hosted (`lazaret events` and
+    /// `ps` never see it as a `lazaret run` of its own).
+    pub fn attach_hosted(&self, session: &SessionId, argv: &[String], started_by: &str) -> String {
+        self.attach_as(session, argv, true, Some(started_by))
+    }
+
+    fn attach_as(
+        &self,
+        session: &SessionId,
+        argv: &[String],
+        tty: bool,
+        hosted_by: Option<&str>,
+    ) -> String {
         if let Some(k) = self
             .sessions
             .lock()
@@ -253,6 +270,10 @@ impl Engine {
                 .find(|s| s.session_id == session.as_str())
             {
                 s.command = argv.to_vec();
+                if let Some(by) = hosted_by {
+                    s.hosted = true;
+                    s.started_by = by.to_owned();
+                }
             }
         }
         self.publish_status();

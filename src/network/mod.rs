@@ -34,6 +34,7 @@ pub mod held_names;
 pub mod name_rules;
 pub mod nflog;
 pub mod port_forward;
+pub mod rules_watch;
 pub mod run_rules;
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 //! Every process is addressed through a pidfd opened while it is still the child of the process
 //! found above it, so a pid reused meanwhile is never signalled.
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 /// A process of the tree, held by its pidfd.
@@ -17,11 +17,7 @@ struct Held {
 }
 
 fn pidfd_open(pid: i32) -> Option<OwnedFd> {
-    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    let fd = i32::try_from(fd).ok().filter(|fd| *fd >= 0)?;
-    // SAFETY: a fresh descriptor that nothing else owns.
-    Some(unsafe { OwnedFd::from_raw_fd(fd) })
+    crate::coordinator::liveness::pidfd(u32::try_from(pid).ok()?)
 }
 
 fn parent_of(pid: i32) -> Option<i32> {

@@ -265,7 +265,9 @@ impl SessionHost {
         } else {
             argv
         };
-        let sandbox = self.engine.attach(&registered.session_id, &argv, true);
+        let sandbox = self
+            .engine
+            .attach_hosted(&registered.session_id, &argv, &label);
         let me = self.clone();
         let (cli, sid, anchor) = (
             registered.cli,
