@@ -25,23 +25,42 @@ pub const MIN_PERIOD: Duration = Duration::from_millis(200);
 pub const SAFETY_LOOK: Duration = Duration::from_secs(1);
 /// Event reads drained per wake-up (a flood cannot hold the loop).
 const MAX_DRAIN: usize = 64;
+/// Directories watched at most: the sandbox chooses how many worktree dirs there are, and
+/// inotify watches are a per-user budget the developer's own tools (editors) draw on too.
+pub const MAX_DIRS: usize = 64;
 
-/// The directories whose entries can be control files of the workspace at `ws`.
-fn dirs(ws: &Path) -> BTreeSet<PathBuf> {
+fn real_dir(p: &Path) -> bool {
+    std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir())
+}
+
+/// The directories whose entries can be control files of the workspace at `ws` (never through
+/// a symlink; at most [`MAX_DIRS`]: beyond them, the safety look covers).
+pub fn dirs(ws: &Path) -> BTreeSet<PathBuf> {
+    // The control files' own directories first, then worktree admin dirs while the budget lasts.
     let mut out = BTreeSet::from([ws.to_path_buf()]);
+    let mut worktrees = Vec::new();
     for o in control::observe(ws) {
         let p = &o.file.path;
-        if std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()) {
-            out.insert(p.clone());
-            // Worktree admin dirs live one level down (`worktrees/<name>`).
-            if let Ok(entries) = std::fs::read_dir(p.join("worktrees")) {
-                out.insert(p.join("worktrees"));
-                out.extend(entries.flatten().map(|e| e.path()).filter(|d| d.is_dir()));
-            }
-        }
         if let Some(parent) = p.parent() {
             out.insert(parent.to_path_buf());
         }
+        if real_dir(p) {
+            out.insert(p.clone());
+            // Worktree admin dirs live one level down (`worktrees/<name>`).
+            let w = p.join("worktrees");
+            if real_dir(&w) {
+                worktrees.push(w);
+            }
+        }
+    }
+    for w in worktrees {
+        if out.len() >= MAX_DIRS {
+            break;
+        }
+        out.insert(w.clone());
+        let entries = std::fs::read_dir(&w).into_iter().flatten().flatten();
+        let room = MAX_DIRS.saturating_sub(out.len());
+        out.extend(entries.map(|e| e.path()).filter(|d| real_dir(d)).take(room));
     }
     out
 }
@@ -116,4 +135,31 @@ pub fn run(ws: &Path, stop: &WakeFlag, mut look: impl FnMut() -> Vec<String>) ->
             .spawn(move || drop(i));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worktree_dirs_are_watched_but_never_through_a_symlink_nor_without_a_bound() {
+        let t = tempfile::tempdir().expect("a temp dir");
+        let ws = t.path().join("ws");
+        let elsewhere = t.path().join("elsewhere");
+        std::fs::create_dir_all(ws.join(".git/worktrees/a")).expect("mkdir");
+        std::fs::create_dir_all(elsewhere.join("secret")).expect("mkdir");
+        std::fs::write(ws.join(".git/HEAD"), "ref: refs/heads/main\n").expect("HEAD");
+        std::fs::create_dir_all(ws.join(".git/objects")).expect("objects");
+        std::os::unix::fs::symlink(&elsewhere, ws.join(".git/worktrees/b")).expect("symlink");
+        let d = dirs(&ws);
+        assert!(d.contains(&ws), "{d:?}");
+        assert!(d.contains(&ws.join(".git/worktrees/a")), "{d:?}");
+        assert!(!d.iter().any(|p| p.starts_with(&elsewhere)), "{d:?}");
+        assert!(!d.contains(&ws.join(".git/worktrees/b")), "{d:?}");
+        // A sandbox that makes thousands of worktree dirs gets a bounded number of watches.
+        for i in 0..200 {
+            std::fs::create_dir(ws.join(format!(".git/worktrees/w{i}"))).expect("mkdir");
+        }
+        assert!(dirs(&ws).len() <= MAX_DIRS);
+    }
 }
