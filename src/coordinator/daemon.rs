@@ -264,7 +264,7 @@ fn run(
     if !linger.is_zero() {
         // The last CLI returned while the sandbox still ran (it lingered): the Git Sentry's
         // end-of-run check is the coordinator's now that the sandbox has stopped.
-        git_sentry_after_linger(&domain);
+        crate::runtime::git_sentry::guard::after_run_logged(&domain);
     }
     // Nothing of the runtime may act once the lock is released.
     drop(runtime);
@@ -273,20 +273,6 @@ fn run(
     outcome?;
     down?;
     Ok(0)
-}
-
-/// The Git Sentry's end-of-run check once a lingering Domain's sandbox has stopped; what it
-/// finds goes to the log (no terminal is left to tell).
-fn git_sentry_after_linger(domain: &crate::domain::Domain) {
-    let store = crate::runtime::git_sentry::guard::store_of(domain);
-    match crate::runtime::git_sentry::guard::after_run(&domain.workspace.root, &store) {
-        Ok(report) => {
-            for m in &report.messages {
-                tracing::warn!("Git Sentry: {m}");
-            }
-        }
-        Err(e) => tracing::warn!("Git Sentry end-of-run check: {e:#}"),
-    }
 }
 
 /// What the sessions are told when the Network Sidecar exits.

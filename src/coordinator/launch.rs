@@ -48,7 +48,7 @@ pub fn join_or_start_with<T>(
                         Err(JoinError::Failed(e)) => return Err(e),
                         Err(_) => {}
                     }
-                    recover(reg)?;
+                    recover(reg.domain)?;
                     start_coordinator(reg, lock)?;
                     continue;
                 }
@@ -63,15 +63,15 @@ pub fn join_or_start_with<T>(
 
 /// Under the lifecycle lock with no coordinator: a previous owner died. Stop its sandbox, then
 /// its sidecar (then, once it exists, unmount the State Anchor) before a new start (FR-7).
-fn recover(reg: &Registration<'_>) -> anyhow::Result<()> {
-    let mut runtime = DomainRuntime::new(Podman::default(), reg.domain.clone());
+fn recover(domain: &crate::domain::Domain) -> anyhow::Result<()> {
+    let mut runtime = DomainRuntime::new(Podman::default(), domain.clone());
     if runtime.recover_leftovers()? {
         eprintln!(
             "lazaret: recovered the Domain of {} after an interrupted run",
-            reg.domain.workspace.root.display()
+            domain.workspace.root.display()
         );
     }
-    let _ = std::fs::remove_file(super::paths::status(reg.domain));
+    let _ = std::fs::remove_file(super::paths::status(domain));
     Ok(())
 }
 
@@ -82,10 +82,7 @@ pub fn recover_if_free(domain: &crate::domain::Domain) -> anyhow::Result<()> {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         if let Some(_lock) = LifecycleLock::try_acquire(&domain.runtime_dir)? {
-            let mut runtime = DomainRuntime::new(Podman::default(), domain.clone());
-            runtime.recover_leftovers()?;
-            let _ = std::fs::remove_file(super::paths::status(domain));
-            return Ok(());
+            return recover(domain);
         }
         if super::paths::status(domain).exists() || Instant::now() > deadline {
             return Ok(());

@@ -649,12 +649,7 @@ impl SessionHost {
                 tracing::warn!("{m}");
             }
         }
-        let ws = self.spawn.domain.workspace.root.clone();
-        let store = crate::runtime::git_sentry::guard::store_of(&self.spawn.domain);
-        match crate::runtime::git_sentry::guard::after_run(&ws, &store) {
-            Ok(report) => report.messages.iter().for_each(|m| tracing::warn!("{m}")),
-            Err(e) => tracing::warn!("Git Sentry end-of-run check: {e:#}"),
-        }
+        crate::runtime::git_sentry::guard::after_run_logged(&self.spawn.domain);
         self.engine.leave(session.cli, Some(&session.id));
     }
 

@@ -154,6 +154,15 @@ pub fn watch(ws: &Path, store: &Path, stop: &crate::wake::WakeFlag) -> Vec<Strin
     })
 }
 
+/// The end-of-run check where no terminal is left to tell (a coordinator-owned session, a
+/// lingering Domain's teardown): what it finds goes to the log.
+pub fn after_run_logged(domain: &Domain) {
+    match after_run(&domain.workspace.root, &store_of(domain)) {
+        Ok(report) => report.messages.iter().for_each(|m| tracing::warn!("{m}")),
+        Err(e) => tracing::warn!("Git Sentry end-of-run check: {e:#}"),
+    }
+}
+
 /// What the end-of-run check did, one message per line for the developer.
 #[derive(Debug, Default)]
 pub struct AfterRun {
