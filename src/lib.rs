@@ -9,6 +9,7 @@ pub mod detachable;
 pub mod doctor;
 pub mod domain;
 pub mod escalation;
+pub mod fault;
 pub mod launcher;
 pub mod logging;
 pub mod network;

@@ -596,3 +596,31 @@ fn ps_shows_what_the_host_observed_of_a_sessions_activity() {
     tmux.wait_screen("t", "the CLI's exit", |s| s.contains("cli-rc=0"));
     assert_torn_down(&ws);
 }
+
+/// The last session's exit tears the Domain down at once; its attached client still hears the
+/// exit status first, however late the session's thread gets to telling it
+/// (`LAZARET_TEST_PAUSE_AT=session-left` widens that window: without the coordinator waiting
+/// for it, the client hears "the Domain is shutting down" and says 125 — CI of b49da90).
+#[test]
+fn the_last_session_s_client_hears_its_exit_status_before_the_domain_shuts_down() {
+    let dev = Dev::get();
+    let ws = dev.workspace("exit-told");
+    let dir = ws.path.display().to_string();
+    let tmux = Tmux::start(&dev, "exit-told", "t", &dir, 100, 30);
+    let env = ws.env_args().join(" ");
+    let lazaret = lazaret_bin().display().to_string();
+    tmux.type_line(
+        "t",
+        &format!(
+            "PS1='host$ '; env LAZARET_TEST_PAUSE_AT=session-left {env} {lazaret} run \
+             --detachable -- sh -c 'sleep 3; echo done-sleeping; exit 7'; echo cli-rc=$?"
+        ),
+    );
+    let screen = tmux.wait_screen("t", "the CLI's exit", |s| {
+        s.lines().any(|l| l.starts_with("cli-rc="))
+    });
+    assert!(screen.contains("done-sleeping"), "{screen}");
+    assert!(screen.contains("cli-rc=7"), "{screen}");
+    assert!(!screen.contains("went away"), "{screen}");
+    assert_torn_down(&ws);
+}

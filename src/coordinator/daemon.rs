@@ -234,6 +234,8 @@ fn run(
     tracing::debug!(ms = t.elapsed().as_millis() as u64, "escalations stopped");
     // Published ports end before the network namespace they lead into.
     endpoint.host.stop_ports();
+    // The last session's clients hear its exit before they hear the Domain shuts down.
+    endpoint.host.wait_endings_told(Duration::from_secs(2));
 
     // Teardown: withdraw publication first, then disconnect sessions, then the resources in
     // the order recovery requires (sandbox, sidecar, State Anchor).
@@ -257,7 +259,7 @@ fn run(
     } else if !engine.registry().state().phase.is_stopping() {
         engine.begin_teardown();
     }
-    crate::domain::sandbox_lock::fault_point("coordinator-teardown");
+    crate::fault::kill_point("coordinator-teardown");
     let mut reg = engine.registry();
     let down = stop_in_order(&mut reg, &mut runtime);
     drop(reg);

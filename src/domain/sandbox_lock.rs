@@ -105,15 +105,6 @@ pub fn wait_released(runtime_dir: &Path, limit: Duration) -> anyhow::Result<Rele
     }
 }
 
-/// A fault hook for the real-stack tests: with `LAZARET_TEST_KILL_AT=<name>`, this process
-/// kills itself (SIGKILL) at the point so named.
-pub fn fault_point(name: &str) {
-    if std::env::var_os(crate::state::generations::KILL_AT_ENV).is_some_and(|v| v == name) {
-        let _ = nix::sys::signal::kill(nix::unistd::Pid::this(), nix::sys::signal::Signal::SIGKILL);
-        std::process::abort();
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

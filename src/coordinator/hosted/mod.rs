@@ -7,6 +7,7 @@
 
 pub mod activity_feed;
 pub mod concluded;
+pub mod endings;
 pub mod hangup;
 pub mod net_allow;
 pub mod panel_feed;
@@ -109,6 +110,8 @@ pub struct SessionHost {
     watchers: Mutex<HashMap<String, GitSentryWatch>>,
     /// Ports of the sandbox published on the host, with their forwarders.
     ports: Mutex<Vec<ports::Forwarder>>,
+    /// Ended sessions whose attached clients are not told yet.
+    endings: endings::Endings,
 }
 
 impl Viewer {
@@ -149,6 +152,7 @@ impl SessionHost {
             next_viewer: AtomicU64::new(1),
             watchers: Mutex::new(HashMap::new()),
             ports: Mutex::new(Vec::new()),
+            endings: Default::default(),
         });
         panel_feed::spawn(host.clone(), host.feed.clone());
         spawn_trim(&host);
@@ -299,7 +303,7 @@ impl SessionHost {
             let on_activity = Arc::downgrade(&me);
             HostedSession::spawn(
                 spec,
-                Box::new(move |s| host.ended(s)),
+                Box::new(move |s, told| host.ended(s, told)),
                 Box::new(move |s| {
                     if let Some(host) = on_activity.upgrade() {
                         host.publish(s);
@@ -631,8 +635,10 @@ impl SessionHost {
         }
     }
 
-    /// The session's process ended: it leaves the Domain (the last one tears it down).
-    fn ended(&self, session: &Arc<HostedSession>) {
+    /// The session's process ended: it leaves the Domain (the last one tears it down), then
+    /// its attached clients are told.
+    fn ended(&self, session: &Arc<HostedSession>, told: session::Ended) {
+        let _ending = self.endings.begin();
         let id = session.id.as_str().to_owned();
         tracing::info!(session = %id, exit = ?session.exit(), "coordinator-owned session ended");
         lock(&self.sessions).remove(&id);
@@ -651,6 +657,16 @@ impl SessionHost {
         }
         crate::runtime::git_sentry::guard::after_run_logged(&self.spawn.domain);
         self.engine.leave(session.cli, Some(&session.id));
+        crate::fault::pause_point("session-left");
+        told.tell(session);
+    }
+
+    /// Waits (at most `limit`) until the clients of every session that ended were told: the
+    /// coordinator does before it tells them the Domain is shutting down.
+    pub fn wait_endings_told(&self, limit: std::time::Duration) {
+        if !self.endings.wait_told(limit) {
+            tracing::warn!("an ended session's clients were not told within {limit:?}");
+        }
     }
 
     /// Control centres not attached to the session learn that it exited (with its status) as

@@ -62,8 +62,19 @@ fn lock<T: ?Sized>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Runs once a session's process has ended.
-pub type OnExit = Box<dyn FnOnce(&Arc<HostedSession>) + Send>;
+/// Runs once a session's process has ended, with the clients that were attached: it tells
+/// them ([`Ended::tell`]) once the session has left the Domain.
+pub type OnExit = Box<dyn FnOnce(&Arc<HostedSession>, Ended) + Send>;
+
+/// The clients attached to a session when its process ended, not yet told.
+pub struct Ended(Vec<Attachment>);
+
+impl Ended {
+    /// Tells them that the session ended (with its status), then that they are detached.
+    pub fn tell(self, session: &Arc<HostedSession>) {
+        session.tell_ended(self.0);
+    }
+}
 
 /// Runs when what the status shows of the session's activity changed.
 pub type OnActivity = Box<dyn Fn(&Arc<HostedSession>) + Send>;
@@ -149,10 +160,9 @@ impl HostedSession {
                 let status = waiter.join().ok().flatten();
                 // The session leaves the Domain (and the status `lazaret ps` reads) before its
                 // clients hear it ended: a client that then waits for the Domain's teardown
-                // never sees it listed any more.
-                let told = me.ended(status);
-                on_exit(&me);
-                me.tell_ended(told);
+                // never sees it listed any more. `on_exit` tells them.
+                let told = Ended(me.ended(status));
+                on_exit(&me, told);
             })?;
         Ok(session)
     }
