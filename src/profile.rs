@@ -60,6 +60,11 @@ pub struct AgentProfile {
     /// sandbox, and `lazaret run --linger` may set it for the Domain it starts.
     #[serde(skip)]
     pub linger_secs: Option<u64>,
+    /// `idle_stop`: seconds after which a Domain whose sessions are all detached and silent
+    /// is stopped (None or 0: never). Not part of the Configuration Fingerprint (it changes
+    /// nothing in the sandbox).
+    #[serde(skip)]
+    pub idle_stop_secs: Option<u64>,
 }
 
 impl AgentProfile {
@@ -71,6 +76,14 @@ impl AgentProfile {
     /// How long a Domain of this profile stays up after its last session left.
     pub fn linger(&self) -> std::time::Duration {
         std::time::Duration::from_secs(self.linger_secs.unwrap_or(0))
+    }
+
+    /// After how long with every session detached and silent a Domain of this profile is
+    /// stopped; None: never.
+    pub fn idle_stop(&self) -> Option<std::time::Duration> {
+        self.idle_stop_secs
+            .filter(|s| *s > 0)
+            .map(std::time::Duration::from_secs)
     }
 
     /// After how long without output a session of this profile counts as `idle`.

@@ -624,3 +624,54 @@ fn the_last_session_s_client_hears_its_exit_status_before_the_domain_shuts_down(
     assert!(!screen.contains("went away"), "{screen}");
     assert_torn_down(&ws);
 }
+
+/// `idle_stop` (issue #18): a Domain whose sessions are all detached and silent for that long
+/// is stopped; an attached session is never stopped, and the silence counts from the detach.
+#[test]
+fn idle_stop_ends_a_domain_whose_sessions_are_detached_and_silent_but_not_an_attached_one() {
+    const IDLE_STOP: Duration = Duration::from_secs(4);
+    let dev = Dev::get();
+    let ws = dev.workspace("idle-stop").with_profile(
+        "idle",
+        "[profiles.idle]\nextends = \"shell\"\nidle_stop = \"4s\"\n",
+    );
+    let dir = ws.path.display().to_string();
+    let tmux = Tmux::start(&dev, "idle-stop", "t", &dir, 100, 30);
+    tmux.start_detachable("t", &ws);
+    tmux.type_line("t", "echo quiet-$((6*7))");
+    tmux.wait_screen("t", "the output", |s| s.contains("\nquiet-42"));
+
+    // Attached and silent for longer than idle_stop: it keeps running.
+    std::thread::sleep(IDLE_STOP * 2);
+    let listed = sessions(&ws);
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(attached(&listed[0]), ["run"], "{listed:?}");
+
+    // Detached (ctrl-b d): stopped once silent for idle_stop after the detach, not before.
+    tmux.key("t", "C-b");
+    tmux.keys("t", "d");
+    tmux.wait_screen("t", "the detach", |s| {
+        s.lines().any(|l| l.starts_with("cli-rc="))
+    });
+    let detached = std::time::Instant::now();
+    std::thread::sleep(IDLE_STOP / 2);
+    assert_eq!(
+        sessions(&ws).len(),
+        1,
+        "stopped before idle_stop had passed"
+    );
+    wait_for(Duration::from_secs(30), || {
+        sessions(&ws).is_empty().then_some(())
+    })
+    .unwrap_or_else(|| panic!("not stopped: {:#?}", sessions(&ws)));
+    let after = detached.elapsed();
+    assert!(after >= IDLE_STOP, "stopped {after:?} after the detach");
+    assert_torn_down(&ws);
+    let log = std::fs::read_to_string(ws.dev.home.join(".local/state/lazaret/lazaret.log"))
+        .unwrap_or_default();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("idle_stop: every session detached and silent")),
+        "the coordinator's log says why"
+    );
+}

@@ -96,6 +96,10 @@ pub struct DomainStatus {
     /// Seconds the Domain stays up after its last session (`linger`, issue #18); 0: none.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub linger_secs: u64,
+    /// Seconds with every session detached and silent after which the Domain is stopped
+    /// (`idle_stop`, issue #18); 0: never.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub idle_stop_secs: u64,
 }
 
 impl DomainStatus {
@@ -148,6 +152,7 @@ mod tests {
             sessions: vec![session("a"), session("b")],
             failures: vec![],
             linger_secs: 0,
+            idle_stop_secs: 0,
         };
         let ended = |ids: &[&str]| ids.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert!(status.has_sessions_besides(&ended(&[])));

@@ -11,6 +11,8 @@
 mod clipboard_shim;
 #[path = "escalate/keep_terminal.rs"]
 mod keep_terminal;
+#[path = "escalate/result_poll.rs"]
+mod result_poll;
 
 use clap::Parser;
 use lazaret_protocol::escalation::{
@@ -26,13 +28,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// How often the result directory is looked at: it is a read-only mount of a host directory,
-/// and inotify inside the sandbox does not see the host's writes.
-const POLL: Duration = Duration::from_millis(5);
 /// How long after `--timeout` the client still waits for the coordinator's own result.
 const GRACE: Duration = Duration::from_secs(10);
-/// Consecutive unreadable reads of a present result before giving up on it.
-const PARSE_RETRIES: u32 = 20;
+/// Consecutive unreadable reads of a present result before giving up on it (at least 100 ms
+/// of them: see `result_poll`).
+const PARSE_RETRIES: u32 = 100;
 
 const AFTER_HELP: &str = "\
 The command runs on the host, with the developer's authority, only when the developer approves
@@ -235,6 +235,7 @@ fn wait_for_result(
     let id = request.body.request_id.as_str();
     let path = mailbox.join(RESULT_DIR).join(record_file_name(id));
     let mut bad_reads = 0;
+    let delivered = Instant::now();
     loop {
         match read_capped(&path) {
             Ok(Some(bytes)) => match EscalationResult::parse(&bytes) {
@@ -270,7 +271,7 @@ fn wait_for_result(
         if Instant::now() >= deadline {
             return Ok(None);
         }
-        std::thread::sleep(POLL);
+        std::thread::sleep(result_poll::pause(delivered.elapsed()));
     }
 }
 

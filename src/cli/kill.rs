@@ -179,6 +179,7 @@ mod tests {
                 .collect(),
             failures: vec![],
             linger_secs: 0,
+            idle_stop_secs: 0,
         }
     }
 

@@ -48,6 +48,9 @@ pub struct RawProfile {
     pub activity: Option<RawActivity>,
     /// How long the Domain stays up after its last session (issue #18): "30s", "5m", or seconds.
     pub linger: Option<Spanned<super::linger::RawLinger>>,
+    /// After how long with every session detached and silent the Domain is stopped (issue
+    /// #18): "8h", "2d", or seconds; unset or 0: never.
+    pub idle_stop: Option<Spanned<super::duration::RawDuration>>,
 }
 
 /// `[profiles.NAME.terminal]`: each key unset means the `extends` profile's value, else false.

@@ -7,52 +7,17 @@ pub const MAX_LINGER_SECS: u64 = 3600;
 
 /// Seconds from `"30s"`, `"5m"`, `"1h"` or `"45"`; the error says what is accepted.
 pub fn parse(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let (digits, unit) = match t.find(|c: char| !c.is_ascii_digit()) {
-        Some(i) => t.split_at(i),
-        None => (t, "s"),
-    };
-    let scale = match unit {
-        "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        _ => 0,
-    };
-    let secs = digits
-        .parse::<u64>()
-        .ok()
-        .filter(|_| scale > 0)
-        .and_then(|n| n.checked_mul(scale));
-    match secs {
-        Some(s) if s <= MAX_LINGER_SECS => Ok(s),
-        Some(_) => Err(format!(
-            "linger {text:?} is longer than an hour ({MAX_LINGER_SECS} s): a Domain nobody uses \
-             should not keep running"
-        )),
-        None => Err(format!(
-            "linger {text:?} is not a duration: write e.g. \"30s\", \"5m\" or \"0\" (seconds, \
-             minutes or hours)"
-        )),
-    }
+    super::duration::parse("linger", text, MAX_LINGER_SECS, WHY_MAX)
 }
+
+const WHY_MAX: &str = "a Domain nobody uses should not keep running";
 
 /// `linger` as written in the configuration: a string or a number of seconds.
-#[derive(Debug, serde::Deserialize)]
-#[serde(untagged)]
-pub enum RawLinger {
-    Secs(i64),
-    Text(String),
-}
+pub type RawLinger = super::duration::RawDuration;
 
-impl RawLinger {
-    pub fn secs(&self) -> Result<u64, String> {
-        match self {
-            RawLinger::Secs(n) => u64::try_from(*n)
-                .map_err(|_| format!("linger is {n}; use 0 to {MAX_LINGER_SECS} seconds"))
-                .and_then(|s| parse(&s.to_string())),
-            RawLinger::Text(t) => parse(t),
-        }
-    }
+/// Seconds of a `linger` as written.
+pub fn secs(raw: &RawLinger) -> Result<u64, String> {
+    raw.secs("linger", MAX_LINGER_SECS, WHY_MAX)
 }
 
 #[cfg(test)]
@@ -80,8 +45,8 @@ mod tests {
         ] {
             assert!(parse(bad).is_err(), "{bad:?}");
         }
-        assert_eq!(RawLinger::Secs(90).secs(), Ok(90));
-        assert!(RawLinger::Secs(-1).secs().is_err());
-        assert!(RawLinger::Secs(7200).secs().is_err());
+        assert_eq!(secs(&RawLinger::Secs(90)), Ok(90));
+        assert!(secs(&RawLinger::Secs(-1)).is_err());
+        assert!(secs(&RawLinger::Secs(7200)).is_err());
     }
 }

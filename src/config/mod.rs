@@ -11,9 +11,11 @@ pub use lazaret_client::config::{location, paths, trust};
 
 pub mod builtin;
 pub mod commands;
+pub mod duration;
 pub mod edit;
 pub mod file;
 pub mod host_paths;
+pub mod idle_stop;
 pub mod linger;
 pub mod network;
 pub mod resolve;

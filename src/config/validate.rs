@@ -274,7 +274,7 @@ pub fn profile(
     };
 
     let linger_secs = match &raw.linger {
-        Some(v) => match v.get_ref().secs() {
+        Some(v) => match super::linger::secs(v.get_ref()) {
             Ok(secs) => Some(secs),
             Err(e) => {
                 c.error(Some(&v.span()), e);
@@ -282,6 +282,16 @@ pub fn profile(
             }
         },
         None => parent.and_then(|p| p.linger_secs),
+    };
+    let idle_stop_secs = match &raw.idle_stop {
+        Some(v) => match super::idle_stop::secs(v.get_ref()) {
+            Ok(secs) => Some(secs),
+            Err(e) => {
+                c.error(Some(&v.span()), e);
+                None
+            }
+        },
+        None => parent.and_then(|p| p.idle_stop_secs),
     };
 
     let failed = !c.diags.is_empty();
@@ -305,6 +315,7 @@ pub fn profile(
         terminal,
         idle_after_secs,
         linger_secs,
+        idle_stop_secs,
         image_paste: raw
             .terminal
             .as_ref()

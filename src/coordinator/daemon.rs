@@ -149,6 +149,7 @@ fn run(
         sessions: Vec::new(),
         failures: Vec::new(),
         linger_secs: linger.as_secs(),
+        idle_stop_secs: profile.idle_stop().map_or(0, |d| d.as_secs()),
     };
     let config = EngineConfig {
         profile: profile.name.clone(),
@@ -183,6 +184,9 @@ fn run(
             },
         },
     );
+    if let Some(after) = profile.idle_stop() {
+        super::hosted::idle_stop::spawn(&host, after);
+    }
     let endpoint = Arc::new(Endpoint {
         engine,
         host,

@@ -233,6 +233,7 @@ pub(crate) fn engine() -> Engine {
         sessions: Vec::new(),
         failures: Vec::new(),
         linger_secs: 0,
+        idle_stop_secs: 0,
     };
     Engine::new(config, reg, status)
 }

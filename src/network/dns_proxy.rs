@@ -287,7 +287,10 @@ impl DnsProxy {
         on_allowed: impl FnMut(&str, &[(Ipv4Addr, u32)]) + Send,
         on_denied: impl FnMut(&str, &str),
     ) -> io::Result<()> {
-        self.serve_until(&AtomicBool::new(false), on_allowed, on_denied)
+        // Nothing to look at between queries unless held queries report refusals: the
+        // forwarder sleeps in `recv` (an idle Domain costs nothing).
+        let poll = self.held.is_some().then_some(POLL);
+        self.serve_with(&AtomicBool::new(false), poll, on_allowed, on_denied)
     }
 
     /// Like [`DnsProxy::serve`], but returns once `stop` is set (checked every 200 ms; this sets a
@@ -298,7 +301,19 @@ impl DnsProxy {
         on_allowed: impl FnMut(&str, &[(Ipv4Addr, u32)]) + Send,
         on_denied: impl FnMut(&str, &str),
     ) -> io::Result<()> {
-        self.listen.set_read_timeout(Some(POLL))?;
+        self.serve_with(stop, Some(POLL), on_allowed, on_denied)
+    }
+
+    /// Serves until `stop` is set, looking at it (and at refusals of held queries) every
+    /// `poll`; with `None`, only when a query came.
+    fn serve_with(
+        self,
+        stop: &AtomicBool,
+        poll: Option<Duration>,
+        on_allowed: impl FnMut(&str, &[(Ipv4Addr, u32)]) + Send,
+        on_denied: impl FnMut(&str, &str),
+    ) -> io::Result<()> {
+        self.listen.set_read_timeout(poll)?;
         let on_allowed = Mutex::new(on_allowed);
         let mut on_denied = on_denied;
         let in_flight = AtomicUsize::new(0);

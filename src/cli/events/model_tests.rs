@@ -23,6 +23,7 @@ fn domain(sessions: Vec<SessionStatus>) -> DomainStatus {
         sessions,
         failures: vec![],
         linger_secs: 0,
+        idle_stop_secs: 0,
     }
 }
 

@@ -9,6 +9,7 @@ pub mod activity_feed;
 pub mod concluded;
 pub mod endings;
 pub mod hangup;
+pub mod idle_stop;
 pub mod net_allow;
 pub mod panel_feed;
 pub mod ports;
@@ -112,6 +113,9 @@ pub struct SessionHost {
     ports: Mutex<Vec<ports::Forwarder>>,
     /// Ended sessions whose attached clients are not told yet.
     endings: endings::Endings,
+    /// Wakes the panel feed when somebody may have started watching (it sleeps while nobody
+    /// does: an idle Domain costs nothing).
+    feed_wake: tokio::sync::Notify,
 }
 
 impl Viewer {
@@ -153,6 +157,7 @@ impl SessionHost {
             watchers: Mutex::new(HashMap::new()),
             ports: Mutex::new(Vec::new()),
             endings: Default::default(),
+            feed_wake: tokio::sync::Notify::new(),
         });
         panel_feed::spawn(host.clone(), host.feed.clone());
         spawn_trim(&host);
@@ -180,7 +185,9 @@ impl SessionHost {
     /// What the sidecar holds as it changes, for a registered `lazaret run` session; None when
     /// the profile does not ask (nothing is ever held).
     pub fn watch_held(&self) -> Option<tokio::sync::watch::Receiver<panel_feed::HeldList>> {
-        self.asks().then(|| lock(&self.feed).watch_held())
+        let held = self.asks().then(|| lock(&self.feed).watch_held());
+        self.feed_wake.notify_one();
+        held
     }
 
     /// The queues of the control centres watching the Domain.
@@ -368,6 +375,7 @@ impl SessionHost {
             let channel = v.next_channel;
             v.next_channel = v.next_channel.wrapping_add(1).max(1);
             v.channels.insert(channel, id.as_str().to_owned());
+            self.feed_wake.notify_one();
             let attachment = Attachment {
                 viewer: key,
                 label: v.label.clone(),
@@ -471,6 +479,24 @@ impl SessionHost {
     pub fn end(&self, key: ViewerKey, id: &SessionId) -> Result<(), String> {
         let session = self.running(id.as_str())?;
         tracing::info!(session = %id.as_str(), by = %self.describe(key), "session ended by a client");
+        self.end_session(session);
+        Ok(())
+    }
+
+    /// Ends every coordinator-owned session (`idle_stop`); `why` goes to the log.
+    pub fn end_all(&self, why: &str) {
+        let running: Vec<Arc<HostedSession>> = lock(&self.sessions)
+            .values()
+            .filter(|s| s.exit().is_none())
+            .cloned()
+            .collect();
+        for session in running {
+            tracing::info!(session = %session.id.as_str(), by = why, "session ended");
+            self.end_session(session);
+        }
+    }
+
+    fn end_session(&self, session: Arc<HostedSession>) {
         session.set_ending();
         self.publish(&session);
         // Its processes in the sandbox first (killing `podman exec` leaves them running).
@@ -481,7 +507,6 @@ impl SessionHost {
             }
             session.kill();
         });
-        Ok(())
     }
 
     /// Every session of the Domain: coordinator-owned ones, and those a `lazaret run` owns.
@@ -753,13 +778,19 @@ const TRIM_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 fn spawn_trim(host: &Arc<SessionHost>) {
     let host = Arc::downgrade(host);
     tokio::spawn(async move {
-        let mut tick = tokio::time::interval(TRIM_EVERY);
+        let mut every = TRIM_EVERY;
         loop {
-            tick.tick().await;
+            tokio::time::sleep(every).await;
             let Some(host) = host.upgrade() else { return };
             let sessions: Vec<Arc<HostedSession>> =
                 lock(&host.sessions).values().cloned().collect();
             drop(host);
+            // Without coordinator-owned sessions there is nothing to trim: look less often.
+            every = if sessions.is_empty() {
+                TRIM_EVERY * 5
+            } else {
+                TRIM_EVERY
+            };
             if sessions.is_empty() {
                 continue;
             }

@@ -23,6 +23,9 @@ use tokio::sync::watch;
 
 /// How often the denial ledger is read while someone watches.
 const DENIALS_EVERY: Duration = Duration::from_millis(500);
+/// How often the feed looks whether someone watches while nobody does (a control centre or a
+/// terminal that starts watching wakes it at once).
+const UNWATCHED_EVERY: Duration = Duration::from_secs(10);
 /// The Domain state is gathered every this many denial ticks (3 s).
 const STATE_EVERY: u32 = 6;
 /// The State Anchors' sizes are walked every this many denial ticks (30 s).
@@ -109,8 +112,18 @@ pub fn spawn(host: Arc<super::SessionHost>, feed: Arc<Mutex<PanelFeed>>) {
         let mut n: u32 = 0;
         // Whether the held list was read since somebody last watched it.
         let mut held_read = false;
+        let mut watched = true;
         loop {
-            tick.tick().await;
+            if watched {
+                tick.tick().await;
+            } else {
+                tokio::select! {
+                    _ = tokio::time::sleep(UNWATCHED_EVERY) => {}
+                    _ = host.feed_wake.notified() => {}
+                }
+                tick.reset();
+            }
+            watched = true;
             let centres = host.centres();
             let terminals = if asks { host.terminals() } else { Vec::new() };
             let sessions = asks && feed.lock().is_ok_and(|f| f.held_watched());
@@ -123,6 +136,7 @@ pub fn spawn(host: Arc<super::SessionHost>, feed: Arc<Mutex<PanelFeed>>) {
                             f.forget_held();
                         }
                     }
+                    watched = false;
                     continue;
                 }
             }

@@ -28,6 +28,7 @@ impl SessionHost {
             let viewer = self.engine.registry().connect_viewer();
             if self.engine.viewer_step(Event::Watch { viewer }) {
                 v.centre = Some(viewer);
+                self.feed_wake.notify_one();
                 tracing::info!(%viewer, client = %v.client, label = %v.label, "control centre");
             }
         }

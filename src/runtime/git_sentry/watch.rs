@@ -4,11 +4,14 @@
 //!
 //! What the sandbox writes through runsc's gofer are host file operations, so inotify on the
 //! directories that hold control files (the workspace, its `.git`, the common dir, worktree
-//! dirs — re-added after every look, so a directory created since is watched too) wakes the
-//! look at once. The events are only a wake-up: the look itself decides, as before. Looks are
-//! at most every [`MIN_PERIOD`] (a busy `git` inside writes `.git` all the time), and one
-//! happens every [`SAFETY_LOOK`] anyway (a file planted in a directory created a moment before
-//! its watch was added, a lost event); without inotify, every [`MIN_PERIOD`] as before.
+//! dirs) wakes the look at once. The events are only a wake-up: the look itself decides, as
+//! before. The watches are renewed *before* each look, so a directory created since the last
+//! look is watched from then on, and what was planted in it before is seen by the look itself:
+//! no gap between a look and its watches. Looks are at most every [`MIN_PERIOD`] (a busy `git`
+//! inside writes `.git` all the time). One happens every [`SAFETY_LOOK`] anyway (a write that
+//! makes no event — through a shared memory mapping — or one the kernel's queue dropped), every
+//! [`MIN_PERIOD`] while some directories are beyond [`MAX_DIRS`] and unwatched, and every
+//! [`MIN_PERIOD`] without inotify, as before.
 
 use super::control;
 use crate::wake::WakeFlag;
@@ -21,8 +24,8 @@ use std::time::{Duration, Instant};
 
 /// Looks are at least this far apart (the old fixed interval).
 pub const MIN_PERIOD: Duration = Duration::from_millis(200);
-/// A look happens at least this often, events or not.
-pub const SAFETY_LOOK: Duration = Duration::from_secs(1);
+/// A look happens at least this often, events or not (while every directory is watched).
+pub const SAFETY_LOOK: Duration = Duration::from_secs(5);
 /// Event reads drained per wake-up (a flood cannot hold the loop).
 const MAX_DRAIN: usize = 64;
 /// Directories watched at most: the sandbox chooses how many worktree dirs there are, and
@@ -65,7 +68,8 @@ pub fn dirs(ws: &Path) -> BTreeSet<PathBuf> {
     out
 }
 
-fn watch_all(inotify: &Inotify, ws: &Path) {
+/// Watches the directories of [`dirs`]; true when all of them could be (none beyond the bound).
+fn watch_all(inotify: &Inotify, ws: &Path) -> bool {
     let mask = AddWatchFlags::IN_CREATE
         | AddWatchFlags::IN_MOVED_TO
         | AddWatchFlags::IN_CLOSE_WRITE
@@ -75,10 +79,13 @@ fn watch_all(inotify: &Inotify, ws: &Path) {
         | AddWatchFlags::IN_MOVE_SELF
         | AddWatchFlags::IN_ONLYDIR
         | AddWatchFlags::IN_DONT_FOLLOW;
-    for d in dirs(ws) {
+    let dirs = dirs(ws);
+    let mut all = dirs.len() < MAX_DIRS;
+    for d in dirs {
         // Adding a watched directory again only renews its mask.
-        let _ = inotify.add_watch(d.as_path(), mask);
+        all &= inotify.add_watch(d.as_path(), mask).is_ok() || !real_dir(&d);
     }
+    all
 }
 
 /// Runs `look` (the watch's check) whenever the control files may have changed, until `stop`;
@@ -86,16 +93,10 @@ fn watch_all(inotify: &Inotify, ws: &Path) {
 pub fn run(ws: &Path, stop: &WakeFlag, mut look: impl FnMut() -> Vec<String>) -> Vec<String> {
     let mut out = Vec::new();
     let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC).ok();
-    if let Some(i) = &inotify {
-        watch_all(i, ws);
-    }
+    let mut all_watched = inotify.as_ref().is_some_and(|i| watch_all(i, ws));
     let mut last = Instant::now();
     while !stop.is_set() {
-        let timeout = if inotify.is_some() {
-            SAFETY_LOOK
-        } else {
-            MIN_PERIOD
-        };
+        let timeout = if all_watched { SAFETY_LOOK } else { MIN_PERIOD };
         let mut fds = Vec::new();
         if let Some(i) = &inotify {
             fds.push(PollFd::new(i.as_fd(), PollFlags::POLLIN));
@@ -122,10 +123,8 @@ pub fn run(ws: &Path, stop: &WakeFlag, mut look: impl FnMut() -> Vec<String>) ->
             std::thread::sleep(MIN_PERIOD - since);
         }
         last = Instant::now();
+        all_watched = inotify.as_ref().is_some_and(|i| watch_all(i, ws));
         out.extend(look());
-        if let Some(i) = &inotify {
-            watch_all(i, ws);
-        }
     }
     // Closing an inotify instance waits for an SRCU grace period (10–20 ms): not on the
     // session's way out.
@@ -161,5 +160,47 @@ mod tests {
             std::fs::create_dir(ws.join(format!(".git/worktrees/w{i}"))).expect("mkdir");
         }
         assert!(dirs(&ws).len() <= MAX_DIRS);
+    }
+
+    /// A worktree dir created while the watch runs is watched from the next look on: what is
+    /// planted in it later wakes a look at once, not only at the safety look.
+    #[test]
+    fn a_file_planted_in_a_new_worktree_dir_wakes_a_look_long_before_the_safety_look() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        let t = tempfile::tempdir().expect("a temp dir");
+        let ws = t.path().to_path_buf();
+        std::fs::create_dir_all(ws.join(".git/worktrees")).expect("mkdir");
+        std::fs::write(ws.join(".git/HEAD"), "ref: refs/heads/main\n").expect("HEAD");
+        let stop = Arc::new(WakeFlag::new());
+        let seen = Arc::new(AtomicBool::new(false));
+        let planted = ws.join(".git/worktrees/x/commondir");
+        let watcher = {
+            let (ws, stop, seen, planted) =
+                (ws.clone(), stop.clone(), seen.clone(), planted.clone());
+            std::thread::spawn(move || {
+                run(&ws, &stop, || {
+                    seen.fetch_or(planted.exists(), Ordering::SeqCst);
+                    Vec::new()
+                })
+            })
+        };
+        std::thread::sleep(Duration::from_millis(300));
+        std::fs::create_dir(ws.join(".git/worktrees/x")).expect("mkdir x");
+        // The look the new dir woke has renewed the watches by now.
+        std::thread::sleep(MIN_PERIOD * 3);
+        let at = Instant::now();
+        std::fs::write(&planted, "../../..\n").expect("plant");
+        while at.elapsed() < SAFETY_LOOK && !seen.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let looked_after = at.elapsed();
+        stop.set();
+        let _ = watcher.join();
+        assert!(seen.load(Ordering::SeqCst), "never looked at the plant");
+        assert!(
+            looked_after < SAFETY_LOOK / 2,
+            "the plant was looked at only after {looked_after:?}"
+        );
     }
 }

@@ -23,6 +23,7 @@ fn domain(workspace: &str, profile: &str, sessions: Vec<SessionStatus>) -> Domai
         sessions,
         failures: Vec::new(),
         linger_secs: 0,
+        idle_stop_secs: 0,
     }
 }
 

@@ -1,0 +1,223 @@
+//! `idle_stop` (issue #18): a Domain whose sessions are all coordinator-owned, detached (no
+//! client attached: a control centre showing a session counts as attached), without a pending
+//! escalation, and silent for the profile's `idle_stop` is stopped: its sessions are ended as
+//! `lazaret kill` ends them, and the last one's end tears the Domain down as always.
+//!
+//! "Silent for" counts from the later of a session's last output and the first look that saw
+//! the Domain qualify after one that did not (somebody attached, a prompt waiting, a `lazaret
+//! run` session): a developer who watched a quiet screen for hours and detaches gets the whole
+//! `idle_stop` again (a look later at most). The Domain is looked at once a minute at most (every second at least
+//! for short settings): idle, it costs one wake-up a minute.
+
+use super::SessionHost;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What a look saw of one session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Seen {
+    /// Owned by the coordinator (a `lazaret run` session never qualifies: its terminal holds it).
+    pub hosted: bool,
+    /// Clients attached to it.
+    pub attached: usize,
+    /// Its escalations waiting for a decision.
+    pub pending: u32,
+    /// Since its last output (or its start).
+    pub quiet_for: Duration,
+}
+
+/// What to do after a look.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every session qualified and was silent long enough: end them.
+    Stop,
+    /// Look again after this long; `busy`: the Domain did not qualify now.
+    Wait { after: Duration, busy: bool },
+}
+
+/// The shortest and longest pause between looks.
+const MIN_LOOK: Duration = Duration::from_secs(1);
+const MAX_LOOK: Duration = Duration::from_secs(60);
+
+/// Decides on the sessions seen, `since_busy` after the Domain last did not qualify.
+pub fn decide(sessions: &[Seen], idle_stop: Duration, since_busy: Duration) -> Verdict {
+    let look = |d: Duration| d.clamp(MIN_LOOK, MAX_LOOK);
+    let qualifies = |s: &Seen| s.hosted && s.attached == 0 && s.pending == 0;
+    if sessions.is_empty() || !sessions.iter().all(qualifies) {
+        // No session: the Domain is being torn down or lingers (`linger` decides).
+        return Verdict::Wait {
+            after: look(idle_stop),
+            busy: true,
+        };
+    }
+    let quiet = sessions
+        .iter()
+        .map(|s| s.quiet_for)
+        .min()
+        .unwrap_or_default()
+        .min(since_busy);
+    match idle_stop.checked_sub(quiet) {
+        Some(left) if !left.is_zero() => Verdict::Wait {
+            after: look(left),
+            busy: false,
+        },
+        _ => Verdict::Stop,
+    }
+}
+
+impl SessionHost {
+    /// Every session of the Domain as the idle stop looks at it.
+    fn idle_seen(&self) -> Vec<Seen> {
+        let now = crate::coordinator::status::now_unix_ms();
+        let hosted = super::lock(&self.sessions).clone();
+        let board = super::lock(&self.board);
+        self.list()
+            .into_iter()
+            .filter(|s| s.running)
+            .map(|info| {
+                let id = info.session_id.as_str();
+                let last = hosted
+                    .get(id)
+                    .map(|s| s.activity().0)
+                    .filter(|ms| *ms > 0)
+                    .unwrap_or(info.started_unix_ms);
+                Seen {
+                    hosted: info.hosted,
+                    attached: info.attached.len(),
+                    pending: board.pending_of(id),
+                    quiet_for: Duration::from_millis(now.saturating_sub(last)),
+                }
+            })
+            .collect()
+    }
+}
+
+/// Runs the idle stop of the Domain until it stops it or the coordinator's runtime ends.
+pub fn spawn(host: &Arc<SessionHost>, idle_stop: Duration) {
+    let host = Arc::downgrade(host);
+    tokio::spawn(async move {
+        // Since the first look that saw the Domain qualify (a look that did not clears it):
+        // silence never counts from before somebody was seen detaching.
+        let mut qualified_since: Option<tokio::time::Instant> = None;
+        let mut wait = MIN_LOOK;
+        loop {
+            tokio::time::sleep(wait).await;
+            let Some(host) = host.upgrade() else { return };
+            let seen = host.idle_seen();
+            let since = qualified_since.get_or_insert_with(tokio::time::Instant::now);
+            match decide(&seen, idle_stop, since.elapsed()) {
+                Verdict::Stop => {
+                    tracing::info!(
+                        secs = idle_stop.as_secs(),
+                        sessions = seen.len(),
+                        "idle_stop: every session detached and silent; ending them"
+                    );
+                    host.end_all("idle_stop (every session detached and silent)");
+                    return;
+                }
+                Verdict::Wait { after, busy } => {
+                    if busy {
+                        qualified_since = None;
+                    }
+                    wait = after;
+                }
+            }
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const H: Duration = Duration::from_secs(3600);
+
+    fn detached(quiet: Duration) -> Seen {
+        Seen {
+            hosted: true,
+            attached: 0,
+            pending: 0,
+            quiet_for: quiet,
+        }
+    }
+
+    #[test]
+    fn stops_only_when_every_session_is_detached_without_a_prompt_and_silent_long_enough() {
+        let long = 9 * H;
+        assert_eq!(
+            decide(&[detached(long), detached(long)], 8 * H, long),
+            Verdict::Stop
+        );
+        // One session spoke an hour ago: seven hours to go (looked at again within a minute).
+        assert_eq!(
+            decide(&[detached(long), detached(H)], 8 * H, long),
+            Verdict::Wait {
+                after: MAX_LOOK,
+                busy: false
+            }
+        );
+        // Somebody attached, a prompt waiting, a `lazaret run` session: never.
+        for s in [
+            Seen {
+                attached: 1,
+                ..detached(long)
+            },
+            Seen {
+                pending: 1,
+                ..detached(long)
+            },
+            Seen {
+                hosted: false,
+                ..detached(long)
+            },
+        ] {
+            let v = decide(&[detached(long), s], 8 * H, long);
+            assert_eq!(
+                v,
+                Verdict::Wait {
+                    after: MAX_LOOK,
+                    busy: true
+                }
+            );
+        }
+        // No session (lingering, or tearing down): not the idle stop's business.
+        assert!(matches!(
+            decide(&[], 8 * H, long),
+            Verdict::Wait { busy: true, .. }
+        ));
+    }
+
+    #[test]
+    fn silence_counts_from_when_the_domain_last_did_not_qualify() {
+        // Quiet for nine hours, but a client detached a minute ago.
+        let v = decide(&[detached(9 * H)], 8 * H, Duration::from_secs(60));
+        assert_eq!(
+            v,
+            Verdict::Wait {
+                after: MAX_LOOK,
+                busy: false
+            }
+        );
+        // A short setting is looked at as often as needed (never more than once a second).
+        let v = decide(
+            &[detached(Duration::from_millis(2500))],
+            Duration::from_secs(3),
+            H,
+        );
+        assert_eq!(
+            v,
+            Verdict::Wait {
+                after: MIN_LOOK,
+                busy: false
+            }
+        );
+        assert_eq!(
+            decide(
+                &[detached(Duration::from_secs(3))],
+                Duration::from_secs(3),
+                H
+            ),
+            Verdict::Stop
+        );
+    }
+}
