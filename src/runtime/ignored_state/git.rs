@@ -196,7 +196,7 @@ impl Git<'_> {
     }
 }
 
-fn split_z(out: &[u8]) -> Vec<Vec<u8>> {
+pub fn split_z(out: &[u8]) -> Vec<Vec<u8>> {
     out.split(|b| *b == 0)
         .filter(|e| !e.is_empty())
         .map(<[u8]>::to_vec)

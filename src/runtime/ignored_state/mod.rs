@@ -26,8 +26,8 @@
 //!    without following any symlink (see `storage.rs`). Host content is never copied in. Entries
 //!    persist across launches (FR-4, DX-2) and are bound read-write at `/workspace/<P>`.
 
-mod anticipate;
-mod git;
+pub mod anticipate;
+pub mod git;
 mod storage;
 #[cfg(test)]
 mod tests;
@@ -201,7 +201,7 @@ fn plan_with(ws: &Path, storage: &Path, options: &Options) -> anyhow::Result<Ign
 /// A git entry as a workspace-relative path: git's trailing `/` stripped; anything absolute,
 /// empty, `.`/`..`, non-UTF-8, or holding a comma or newline (which podman's mount syntax
 /// cannot carry) is refused by name.
-fn relative(raw: &[u8]) -> anyhow::Result<PathBuf> {
+pub fn relative(raw: &[u8]) -> anyhow::Result<PathBuf> {
     let shown = String::from_utf8_lossy(raw).into_owned();
     let trimmed = raw.strip_suffix(b"/").unwrap_or(raw);
     let valid = !trimmed.is_empty()
@@ -223,7 +223,7 @@ fn relative(raw: &[u8]) -> anyhow::Result<PathBuf> {
 }
 
 /// Sorted, without duplicates, and without any path lying inside another kept one.
-fn outermost(mut paths: Vec<PathBuf>) -> Vec<PathBuf> {
+pub fn outermost(mut paths: Vec<PathBuf>) -> Vec<PathBuf> {
     // Component-wise order puts a directory right before what lies inside it.
     paths.sort();
     paths.dedup();
