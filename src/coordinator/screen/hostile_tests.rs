@@ -74,3 +74,14 @@ fn clipboard_requests_are_not_answered() {
     screen.process(b"\x1b]52;c;?\x07\x1b]52;c;SGVsbG8=\x07");
     assert!(screen.take_replies().is_empty());
 }
+
+/// Found by fuzzing (issue #19, `scripts/fuzz screen`): a client one column wide and a
+/// double-width char in the session's output panicked alacritty inside the coordinator.
+#[test]
+fn a_wide_char_on_a_one_column_screen_does_not_panic() {
+    let mut screen = SessionScreen::new(4, 1, 100);
+    screen.process("中文\r\n😀x".as_bytes());
+    screen.resize(3, 1);
+    screen.process("中".as_bytes());
+    assert_eq!(screen.size(), (3, 2));
+}

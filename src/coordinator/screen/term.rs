@@ -70,7 +70,12 @@ impl Timeout for NoSync {
 pub const MAX_ROWS: u16 = 500;
 pub const MAX_COLS: u16 = 2_000;
 
-/// A screen size in alacritty's terms (at least 1×1, at most [`MAX_ROWS`]×[`MAX_COLS`]).
+/// Narrowest screen kept: alacritty panics on a double-width char in a one-column grid (found by
+/// fuzzing, issue #19), so a client one column wide gets a screen of two.
+pub const MIN_COLS: u16 = 2;
+
+/// A screen size in alacritty's terms (at least 1×[`MIN_COLS`], at most
+/// [`MAX_ROWS`]×[`MAX_COLS`]).
 pub struct Size {
     pub rows: usize,
     pub cols: usize,
@@ -80,7 +85,7 @@ impl Size {
     pub fn new(rows: u16, cols: u16) -> Self {
         Self {
             rows: usize::from(rows.clamp(1, MAX_ROWS)),
-            cols: usize::from(cols.clamp(1, MAX_COLS)),
+            cols: usize::from(cols.clamp(MIN_COLS, MAX_COLS)),
         }
     }
 }

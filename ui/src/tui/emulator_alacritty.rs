@@ -104,10 +104,12 @@ impl AlacrittyEmulator {
     }
 }
 
+/// At least 1×2: alacritty panics on a double-width char in a one-column grid (found by
+/// fuzzing, issue #19); a one-column pane shows the first column of two.
 fn size(rows: u16, cols: u16) -> Size {
     Size {
         rows: usize::from(rows.max(1)),
-        cols: usize::from(cols.max(1)),
+        cols: usize::from(cols.max(2)),
     }
 }
 

@@ -168,8 +168,21 @@ fn resize_changes_size() {
         emu.resize(5, 40);
         assert_eq!(emu.size(), (5, 40), "{name}");
         emu.resize(0, 0);
-        assert_eq!(emu.size(), (1, 1), "{name}");
+        let narrowest = if name == "alacritty" { 2 } else { 1 };
+        assert_eq!(emu.size(), (1, narrowest), "{name}");
     }
+}
+
+/// Found by fuzzing (issue #19, `scripts/fuzz pane_emulator`): alacritty indexed past the end
+/// of a one-column row to write a double-width char, so a pane one column wide panicked the TUI
+/// on such output.
+#[test]
+fn a_wide_char_in_a_one_column_pane_does_not_panic() {
+    let mut emu = AlacrittyEmulator::new(4, 1, 0);
+    emu.process("中文\r\n😀x".as_bytes());
+    emu.resize(3, 1);
+    emu.process("中".as_bytes());
+    assert_eq!(emu.size(), (3, 2));
 }
 
 #[test]
