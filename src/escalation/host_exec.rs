@@ -148,7 +148,10 @@ pub fn run(l: &Launch<'_>, timeout: Duration, cancel: &Arc<AtomicBool>) -> HostR
                 use std::os::fd::AsFd;
                 let wait = LOOK.min(deadline.saturating_duration_since(Instant::now()));
                 let mut fds = [PollFd::new(fd.as_fd(), PollFlags::POLLIN)];
-                let _ = poll(&mut fds, PollTimeout::try_from(wait).unwrap_or(PollTimeout::MAX));
+                let _ = poll(
+                    &mut fds,
+                    PollTimeout::try_from(wait).unwrap_or(PollTimeout::MAX),
+                );
             }
             None => std::thread::sleep(Duration::from_millis(2)),
         }
