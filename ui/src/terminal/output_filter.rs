@@ -62,6 +62,10 @@ pub struct OutputFilter {
     /// Continuation bytes still expected of a UTF-8 char.
     utf8_cont: u8,
     dropped: usize,
+    /// The introducer of the OSC being judged also ended a string that was passed: if that OSC
+    /// is dropped, the terminal must still see the string end (ST), or the passed string's
+    /// head and what follows the dropped OSC would meet (found by fuzzing, issue #19).
+    ends_string: bool,
     csi: Vec<u8>,
     pub modes: SandboxModes,
 }
@@ -76,6 +80,7 @@ impl OutputFilter {
             c2: false,
             utf8_cont: 0,
             dropped: 0,
+            ends_string: false,
             csi: Vec::new(),
             modes: SandboxModes::default(),
         }
@@ -219,6 +224,7 @@ impl OutputFilter {
 
     /// A C1 control (8-bit or UTF-8 encoded as `intro`) in the current state.
     fn c1(&mut self, b: u8, intro: &[u8], out: &mut Vec<u8>) {
+        let ends_string = self.state == State::Pass;
         match self.state {
             State::OscHead => {
                 self.decide_head(true, out);
@@ -238,6 +244,7 @@ impl OutputFilter {
         }
         self.state = State::Ground;
         self.start(b, intro, out);
+        self.ends_string = ends_string;
     }
 
     /// Starts the sequence whose introducer is `kind` (the C1 form: `ESC [` is `9B`).
@@ -276,6 +283,8 @@ impl OutputFilter {
                 b']' => {
                     self.held.clear();
                     self.start(C1_OSC, &[ESC, ESC, b']'], out);
+                    // Inside tmux's wrapper the doubled ESC ends nothing.
+                    self.ends_string = false;
                 }
                 _ => {
                     if !swallow_st {
@@ -300,6 +309,7 @@ impl OutputFilter {
                 self.held.clear();
                 let kind = b + 0x40;
                 self.start(kind, &[ESC, b], out);
+                self.ends_string = in_string;
             }
             ESC => {
                 out.append(&mut self.held);
@@ -355,6 +365,9 @@ impl OutputFilter {
                 self.state = State::Pass;
             }
             Verdict::Block => {
+                if self.ends_string {
+                    out.extend_from_slice(&[ESC, b'\\']);
+                }
                 self.dropped = self.held.len();
                 self.held.clear();
                 self.state = State::Drop;

@@ -138,8 +138,9 @@ fn a_blocked_osc_ends_at_any_introducer_and_cannot_hide_another() {
     check(NONE, b"\x1b]52;c;a\x9d52;c;b\x07X", b"X");
     check(NONE, b"\x1b]52;c;a\x18X", b"X");
     check(NONE, b"\x1b]52;c;a\x1aX", b"X");
-    // A passed string cannot carry a blocked one past the filter either.
-    check(NONE, b"\x1b]0;t\x1b]52;c;aGk=\x07X", b"\x1b]0;tX");
+    // A passed string cannot carry a blocked one past the filter either, and still ends where
+    // the blocked one began (ST), so what follows is not taken into it.
+    check(NONE, b"\x1b]0;t\x1b]52;c;aGk=\x07X", b"\x1b]0;t\x1b\\X");
     // tmux's passthrough: the inner OSC 52 goes with both its ESCs, the DCS stays well formed
     // (else tmux would swallow the output up to the next ST); a harmless inner one passes.
     check(
@@ -156,8 +157,12 @@ fn a_blocked_osc_ends_at_any_introducer_and_cannot_hide_another() {
     check(NONE, inner, inner);
     let allowed = b"\x1bPtmux;\x1b\x1b]52;c;aGk=\x07\x1b\\";
     check(ALL, allowed, allowed);
-    check(NONE, b"\x1b_G\x9d52;c;x\x07X", b"\x1b_GX");
-    check(NONE, "\x1b]2;t\u{9d}52;c;x\x07X".as_bytes(), b"\x1b]2;tX");
+    check(NONE, b"\x1b_G\x9d52;c;x\x07X", b"\x1b_G\x1b\\X");
+    check(
+        NONE,
+        "\x1b]2;t\u{9d}52;c;x\x07X".as_bytes(),
+        b"\x1b]2;t\x1b\\X",
+    );
     // A 9D inside a UTF-8 char (ŝ is C5 9D) is text.
     check(NONE, "ŝ52;c;x\x07".as_bytes(), "ŝ52;c;x\x07".as_bytes());
 }
@@ -232,4 +237,22 @@ fn an_osc_head_is_held_only_until_it_can_be_judged() {
     assert_eq!(out, b"x");
     f.filter(b"3;y\x07", &mut out);
     assert_eq!(out, b"x\x1b]53;y\x07");
+}
+
+/// Found by fuzzing (issue #19, `scripts/fuzz output_filter`): a blocked OSC whose introducer
+/// ended a passed string was dropped together with the ESC (or C1) that ended it, so the passed
+/// string's head and the text after the blocked OSC met on the terminal — `ESC ]777` + a dropped
+/// `ESC ]52;…BEL` + `;notify;t;b ST` arrived as an OSC 777 notification, `ESC ]1337;` + … +
+/// `RequestAttention=yes BEL` as an attention request. The passed string is now ended (ST)
+/// where the dropped OSC was.
+#[test]
+fn a_dropped_osc_still_ends_the_string_it_interrupts() {
+    for intro in [&b"\x1b]"[..], b"\x9d", b"\xc2\x9d"] {
+        let spliced = [b"\x1b]777", intro, b"52;aGk=\x07;notify;t;b\x1b\\"].concat();
+        check(NONE, &spliced, b"\x1b]777\x1b\\;notify;t;b\x1b\\");
+        let spliced = [b"\x1b]1337;", intro, b"52;x\x07RequestAttention=yes\x07"].concat();
+        check(NONE, &spliced, b"\x1b]1337;\x1b\\RequestAttention=yes\x07");
+    }
+    // A passed DCS, ended by a blocked OSC, likewise.
+    check(NONE, b"\x1bP+q\x1b]9;hi\x07x", b"\x1bP+q\x1b\\x");
 }
