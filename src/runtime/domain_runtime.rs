@@ -34,6 +34,11 @@ pub struct DomainRuntime {
     sandbox_lock: Option<SandboxLock>,
     /// The sandbox's processes were killed: its container is removed with the sidecar's.
     sandbox_killed: bool,
+    /// The containers' conmon pids and IDs noted at bring-up, looked at once when teardown
+    /// begins (see [`DomainRuntime::note_orphans`]).
+    conmon_ids: Vec<(i32, String)>,
+    /// IDs of containers whose conmon had died before their removal (see [`clear_oci_state`]).
+    orphaned: Vec<String>,
 }
 
 /// The resource marker: present while containers of the Domain may exist.
@@ -55,6 +60,8 @@ impl DomainRuntime {
             mailbox_req: None,
             sandbox_lock: None,
             sandbox_killed: false,
+            conmon_ids: Vec::new(),
+            orphaned: Vec::new(),
         }
     }
 
@@ -150,6 +157,11 @@ impl DomainRuntime {
             .iter()
             .map(|i| i.conmon_pid)
             .filter(|p| *p > 0)
+            .collect();
+        self.conmon_ids = inspected
+            .iter()
+            .filter(|i| i.conmon_pid > 0)
+            .map(|i| (i.conmon_pid, i.id.clone()))
             .collect();
         self.sidecar_pid = inspected.get(1).map(|i| i.pid).filter(|p| *p > 0);
         self.sandbox_pid = Some(sandbox.pid).filter(|p| *p > 0);
@@ -264,6 +276,7 @@ impl DomainRuntime {
     /// Stops and removes the Agent Sandbox: its processes are killed first (a few ms), so that
     /// the sandbox lock can be let go before `podman rm` (~150 ms) removes the container.
     pub fn stop_sandbox(&mut self) -> anyhow::Result<()> {
+        self.note_orphans();
         super::runsc_exec::withdraw(&self.domain.runtime_dir);
         if let (Some(pid), Some((id, conmon))) = (self.sandbox_pid, &self.sandbox_exec) {
             let t = std::time::Instant::now();
@@ -304,6 +317,7 @@ impl DomainRuntime {
     /// Stops and removes the Network Sidecar (after the sandbox: podman refuses otherwise),
     /// and waits until the containers' conmon processes are gone too.
     pub fn stop_sidecar(&mut self) -> anyhow::Result<()> {
+        self.note_orphans();
         self.note_conmons();
         if std::mem::take(&mut self.sandbox_killed) {
             self.remove_killed_sandbox_with_sidecar()?;
@@ -321,6 +335,12 @@ impl DomainRuntime {
             "conmon",
             CONMON_EXIT_WAIT,
         );
+        if let Some(xdg_runtime) = self.domain.runtime_dir.parent().and_then(Path::parent) {
+            for id in std::mem::take(&mut self.orphaned) {
+                tracing::warn!(container = %id, "its conmon had died: removing its OCI runtime state");
+                clear_oci_state(xdg_runtime, &id);
+            }
+        }
         Ok(())
     }
 
@@ -332,6 +352,15 @@ impl DomainRuntime {
         let _ = std::fs::remove_file(&self.marker);
         self.up = false;
         Ok(())
+    }
+
+    /// Before anything is removed: the containers whose conmon (noted at bring-up) is gone.
+    fn note_orphans(&mut self) {
+        for (pid, id) in std::mem::take(&mut self.conmon_ids) {
+            if !process_named(pid, "conmon") {
+                self.orphaned.push(id);
+            }
+        }
     }
 
     /// `podman rm` returns before conmon has run the container's exit command and exited:
@@ -348,7 +377,7 @@ impl DomainRuntime {
         let args = [
             "inspect",
             "--format",
-            "{{.State.ConmonPid}}",
+            "{{.State.ConmonPid}} {{.ID}}",
             &names[0],
             &names[1],
         ];
@@ -357,11 +386,17 @@ impl DomainRuntime {
             .podman
             .output("finding the containers' conmon processes", args)
         {
-            self.conmons = String::from_utf8_lossy(&out.stdout)
-                .lines()
-                .filter_map(|l| l.trim().parse::<i32>().ok())
-                .filter(|pid| *pid > 0)
-                .collect();
+            for line in String::from_utf8_lossy(&out.stdout).lines() {
+                let mut fields = line.split_whitespace();
+                let pid = fields.next().and_then(|p| p.parse::<i32>().ok());
+                let (Some(pid), Some(id)) = (pid.filter(|p| *p > 0), fields.next()) else {
+                    continue;
+                };
+                self.conmons.push(pid);
+                if !process_named(pid, "conmon") {
+                    self.orphaned.push(id.to_owned());
+                }
+            }
         }
     }
 
@@ -391,6 +426,34 @@ const SANDBOX_KILL_WAIT: std::time::Duration = std::time::Duration::from_secs(5)
 /// How long teardown waits for the containers' conmon processes to exit.
 const CONMON_EXIT_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// Is `pid` a process whose command line contains `name`?
+fn process_named(pid: i32, name: &str) -> bool {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|c| String::from_utf8_lossy(&c).contains(name))
+        .unwrap_or(false)
+}
+
+/// Removes what the OCI runtime keeps of container `id` under `$XDG_RUNTIME_DIR` (rootless
+/// podman's runtime roots): runsc's state, lock and socket, runc's state dir — what their
+/// `delete` removes. Podman asks the runtime to delete a container's state only through its
+/// conmon; when conmon died first (killed), `podman rm` removes the container and leaves that
+/// state behind (podman 4.3; found by `tests/fault_campaign.rs`). Called after the container is
+/// removed and its processes are gone. Anything but a 64-hex-digit ID is left alone.
+fn clear_oci_state(xdg_runtime: &Path, id: &str) {
+    if id.len() != 64 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return;
+    }
+    let runsc = xdg_runtime.join("runsc");
+    for name in [
+        format!("{id}_sandbox:{id}.state"),
+        format!("{id}_sandbox:{id}.lock"),
+        format!("runsc-{id}.sock"),
+    ] {
+        let _ = std::fs::remove_file(runsc.join(name));
+    }
+    let _ = std::fs::remove_dir_all(xdg_runtime.join("runc").join(id));
+}
+
 /// Waits until each pid has exited (or is no longer a process named `name`: pids get reused).
 fn wait_for_exit(pids: &[i32], name: &str, limit: std::time::Duration) {
     let deadline = std::time::Instant::now() + limit;
@@ -417,5 +480,41 @@ impl Drop for DomainRuntime {
         if let Err(e) = self.tear_down() {
             tracing::error!("{e:#}");
         }
+    }
+}
+
+#[cfg(test)]
+mod oci_state_tests {
+    use super::clear_oci_state;
+
+    #[test]
+    fn a_dead_conmons_container_state_goes_and_nothing_else() -> anyhow::Result<()> {
+        let t = tempfile::tempdir()?;
+        let (a, b) = ("a".repeat(64), "b".repeat(64));
+        std::fs::create_dir_all(t.path().join("runsc"))?;
+        for id in [&a, &b] {
+            std::fs::create_dir_all(t.path().join("runc").join(id))?;
+            std::fs::write(t.path().join("runc").join(id).join("state.json"), "{}")?;
+            for name in [
+                format!("{id}_sandbox:{id}.state"),
+                format!("{id}_sandbox:{id}.lock"),
+                format!("runsc-{id}.sock"),
+            ] {
+                std::fs::write(t.path().join("runsc").join(name), "")?;
+            }
+        }
+        clear_oci_state(t.path(), &a);
+        clear_oci_state(t.path(), "../runc");
+        let left = |dir: &str| -> anyhow::Result<Vec<String>> {
+            let mut v: Vec<String> = std::fs::read_dir(t.path().join(dir))?
+                .map(|e| Ok(e?.file_name().to_string_lossy().into_owned()))
+                .collect::<anyhow::Result<_>>()?;
+            v.sort();
+            Ok(v)
+        };
+        assert_eq!(left("runc")?, vec![b.clone()]);
+        assert_eq!(left("runsc")?.len(), 3);
+        assert!(left("runsc")?.iter().all(|n| n.contains(&b)));
+        Ok(())
     }
 }
