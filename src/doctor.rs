@@ -85,8 +85,31 @@ pub fn run_all(layout: &Layout) -> Vec<Check> {
         checks.push(image_check());
     }
     checks.push(cgroup_check());
+    checks.extend(limit_checks(&crate::runtime::limits::detect()));
     checks.push(config_check(layout));
     checks
+}
+
+/// The "resource limits" section (issue #19): for `memory`, `pids`, `cpus` and `disk` of a
+/// profile, whether this host enforces them, by what, and why not through cgroups.
+pub fn limit_checks(host: &crate::runtime::limits::HostCgroups) -> Vec<Check> {
+    crate::runtime::limits::enforcement(host)
+        .into_iter()
+        .map(|e| Check {
+            name: match e.resource {
+                "memory" => "limits: memory",
+                "pids" => "limits: pids",
+                "cpus" => "limits: cpus",
+                _ => "limits: disk",
+            },
+            status: if e.enforced { Status::Ok } else { Status::Warn },
+            detail: match &e.why_not_cgroups {
+                Some(why) => format!("{} (not by cgroups: {why})", e.how),
+                None => e.how.clone(),
+            },
+            fix: None,
+        })
+        .collect()
 }
 
 /// The host configuration parses and validates (profiles, rules, network prefixes).
@@ -279,9 +302,11 @@ fn cgroup_check() -> Check {
         name: "cgroups",
         status: Status::Ok,
         detail: if v2 {
-            "cgroup v2 (runsc runs with --ignore-cgroups: no resource limits yet)".into()
+            "cgroup v2 (runsc runs with --ignore-cgroups; profile bounds: see limits below)".into()
         } else {
-            "cgroup v1/hybrid: no rootless resource limits; runsc runs with --ignore-cgroups".into()
+            "cgroup v1/hybrid: no rootless cgroup limits; runsc runs with --ignore-cgroups \
+             (profile bounds: see limits below)"
+                .into()
         },
         fix: None,
     }

@@ -65,6 +65,11 @@ pub struct AgentProfile {
     /// nothing in the sandbox).
     #[serde(skip)]
     pub idle_stop_secs: Option<u64>,
+    /// `memory`, `pids`, `cpus`, `disk` (issue #19). The first three change the sandbox's
+    /// creation and are part of the Configuration Fingerprint when set; unset, they leave its
+    /// form as it was. `disk` is only checked and never part of it.
+    #[serde(skip_serializing_if = "crate::config::limits::ResourceLimits::sandbox_unbounded")]
+    pub limits: crate::config::limits::ResourceLimits,
 }
 
 impl AgentProfile {

@@ -21,7 +21,20 @@ pub fn execute(layout: &Layout, args: DoctorArgs) -> anyhow::Result<i32> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&checks)?);
     } else {
+        let mut in_limits = false;
         for c in &checks {
+            // The profile bounds (`memory`, `pids`, `cpus`, `disk`) under their own heading.
+            if c.name.starts_with("limits: ") != in_limits {
+                in_limits = !in_limits;
+                println!(
+                    "{}",
+                    if in_limits {
+                        "resource limits (profile keys memory, pids, cpus, disk):"
+                    } else {
+                        ""
+                    }
+                );
+            }
             let mark = match c.status {
                 Status::Ok => "ok  ",
                 Status::Warn => "warn",

@@ -51,6 +51,14 @@ pub struct RawProfile {
     /// After how long with every session detached and silent the Domain is stopped (issue
     /// #18): "8h", "2d", or seconds; unset or 0: never.
     pub idle_stop: Option<Spanned<super::duration::RawDuration>>,
+    /// Memory of the sandbox's applications (issue #19): "4g", "512m", or bytes.
+    pub memory: Option<Spanned<super::limits::RawSize>>,
+    /// Processes and threads in the sandbox (issue #19).
+    pub pids: Option<Spanned<i64>>,
+    /// CPUs the sandbox may use (issue #19): 1.5, 2.
+    pub cpus: Option<Spanned<super::limits::RawCpus>>,
+    /// Size of the Domain's persistent state (issue #19): "20g"; checked, not enforced.
+    pub disk: Option<Spanned<super::limits::RawSize>>,
 }
 
 /// `[profiles.NAME.terminal]`: each key unset means the `extends` profile's value, else false.

@@ -16,6 +16,7 @@ pub mod edit;
 pub mod file;
 pub mod host_paths;
 pub mod idle_stop;
+pub mod limits;
 pub mod linger;
 pub mod network;
 pub mod resolve;

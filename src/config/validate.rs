@@ -294,6 +294,8 @@ pub fn profile(
         None => parent.and_then(|p| p.idle_stop_secs),
     };
 
+    let limits = limits(&mut c, raw, parent);
+
     let failed = !c.diags.is_empty();
     diags.append(&mut c.diags);
     if failed {
@@ -316,12 +318,48 @@ pub fn profile(
         idle_after_secs,
         linger_secs,
         idle_stop_secs,
+        limits,
         image_paste: raw
             .terminal
             .as_ref()
             .and_then(|t| t.image_paste)
             .or(parent.and_then(|p| p.image_paste)),
     })
+}
+
+/// `memory`, `pids`, `cpus`, `disk` (issue #19): each key set replaces the `extends` profile's.
+fn limits(
+    c: &mut Check<'_>,
+    raw: &RawProfile,
+    parent: Option<&AgentProfile>,
+) -> super::limits::ResourceLimits {
+    use super::limits as l;
+    let inherited = parent.map(|p| p.limits).unwrap_or_default();
+    let mut one = |span: std::ops::Range<usize>, r: Result<u64, String>| match r {
+        Ok(v) => Some(v),
+        Err(e) => {
+            c.error(Some(&span), e);
+            None
+        }
+    };
+    l::ResourceLimits {
+        memory: match &raw.memory {
+            Some(v) => one(v.span(), l::memory(v.get_ref())),
+            None => inherited.memory,
+        },
+        pids: match &raw.pids {
+            Some(v) => one(v.span(), l::pids(*v.get_ref())),
+            None => inherited.pids,
+        },
+        cpus_milli: match &raw.cpus {
+            Some(v) => one(v.span(), l::cpus(v.get_ref())),
+            None => inherited.cpus_milli,
+        },
+        disk: match &raw.disk {
+            Some(v) => one(v.span(), l::disk(v.get_ref())),
+            None => inherited.disk,
+        },
+    }
 }
 
 /// Largest `idle_after` accepted (a day).

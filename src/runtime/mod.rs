@@ -7,6 +7,7 @@ pub mod git_sentry;
 pub mod gvisor;
 pub mod ignored_state;
 pub mod ledger_history;
+pub mod limits;
 pub mod mounts;
 pub mod network_policy;
 pub mod podman;

@@ -43,6 +43,8 @@ pub fn create_args(
     for m in mounts {
         args.extend(m.podman_args()?);
     }
+    // Resource bounds (issue #19): see `super::limits` for what enforces each.
+    args.extend(super::limits::podman_args(&profile.limits));
     args.extend([
         "--workdir".into(),
         SANDBOX_WORKSPACE.into(),

@@ -126,5 +126,9 @@ pub fn plan(
     }
     // Parents before children: a stable sort by depth keeps the order above among equals.
     out.mounts.sort_by_key(|m| m.container.components().count());
+    // `disk` (issue #19) is checked here, at start, and never enforced while running.
+    if let Some(notice) = super::limits::disk_notice(&domain.root, profile.limits.disk) {
+        out.notices.push(notice);
+    }
     Ok(out)
 }

@@ -16,6 +16,7 @@
 //!
 //! The pure parts (argument and state parsing) are in [`super::runsc_wrapper`].
 
+use super::limits::{self, WrapperLimits};
 use super::runsc_wrapper::{
     parse_status, proc_ns_path_pid, rewrite_state_pids, spec_network, state_paths, CreateCall,
     SpecNetwork,
@@ -159,8 +160,8 @@ fn rewrite_state(call: &CreateCall, to_host: impl Fn(i64) -> Option<i64>) -> any
 /// reports, then reaps until the sandbox exits and exits with its status (which ends every
 /// other process of the namespace).
 fn init(runsc: &Path, args: &[OsString], call: &CreateCall, mut report: UnixStream) -> u8 {
-    let sandbox = match run_create(runsc, args, call) {
-        Ok(Ok(pid)) => pid,
+    let (sandbox, limits) = match run_create(runsc, args, call) {
+        Ok(Ok(created)) => created,
         Ok(Err(code)) => {
             let _ = writeln!(report, "failed {code}");
             return code;
@@ -171,16 +172,45 @@ fn init(runsc: &Path, args: &[OsString], call: &CreateCall, mut report: UnixStre
         }
     };
     detach_stdio(report.as_raw_fd());
+    // The memory bound (issue #19): the Sentry's memory file is opened while this namespace's
+    // `/proc` is still mounted; the watch needs nothing else.
+    let memory = match limits.memory {
+        Some(bound) => {
+            let proc_dir = Path::new("/proc").join(sandbox.to_string());
+            match limits::open_sentry_memory(&proc_dir, std::time::Duration::from_secs(5)) {
+                Ok(file) => Some((file, bound)),
+                Err(e) => {
+                    let _ = writeln!(report, "error applying memory = {bound} bytes: {e:#}");
+                    return 1;
+                }
+            }
+        }
+        None => None,
+    };
     if let Err(e) = confine_self() {
         let _ = writeln!(report, "error {e:#}");
         return 1;
     }
+    let over_memory = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    if let Some((file, bound)) = memory {
+        let over = over_memory.clone();
+        std::thread::spawn(move || {
+            limits::watch_memory(&file, bound, || {
+                over.store(true, std::sync::atomic::Ordering::SeqCst);
+                let _ = kill(Pid::from_raw(sandbox), Signal::SIGKILL);
+            });
+        });
+    }
     let _ = writeln!(report, "created {sandbox}");
     drop(report);
+    let over = || over_memory.load(std::sync::atomic::Ordering::SeqCst);
     loop {
         match waitpid(Pid::from_raw(-1), None) {
             Ok(WaitStatus::Exited(pid, code)) if pid.as_raw() == sandbox => {
                 return u8::try_from(code).unwrap_or(1)
+            }
+            Ok(WaitStatus::Signaled(pid, _, _)) if pid.as_raw() == sandbox && over() => {
+                return limits::MEMORY_LIMIT_EXIT
             }
             Ok(WaitStatus::Signaled(pid, sig, _)) if pid.as_raw() == sandbox => {
                 return 128u8.saturating_add(sig as u8)
@@ -191,13 +221,18 @@ fn init(runsc: &Path, args: &[OsString], call: &CreateCall, mut report: UnixStre
     }
 }
 
-/// Runs runsc inside the new namespaces; `Ok(Ok(sandbox pid))`, or `Ok(Err(exit code))`.
+/// Runs runsc inside the new namespaces; `Ok(Ok((sandbox pid, bounds)))`, or `Ok(Err(exit
+/// code))`.
 fn run_create(
     runsc: &Path,
     args: &[OsString],
     call: &CreateCall,
-) -> anyhow::Result<Result<i32, u8>> {
-    let network = enter_namespaces(call)?;
+) -> anyhow::Result<Result<(i32, WrapperLimits), u8>> {
+    let (network, limits) = enter_namespaces(call)?;
+    // The CPU bound (issue #19): runsc, the Sentry, the Gofer and the ptrace stubs inherit it.
+    if let Some(milli) = limits.cpus_milli {
+        limits::bind_cpus(milli).context("binding the sandbox to its CPUs (cpus)")?;
+    }
     // Podman names the sidecar's network namespace `/proc/<sidecar's host pid>/ns/net`; in
     // this namespace's `/proc` that path is runsc's own (it runs in that network namespace)
     // when runsc gets that pid here.
@@ -232,7 +267,7 @@ fn run_create(
         .trim()
         .parse()
         .with_context(|| format!("{} holds no pid", call.pid_file.display()))?;
-    Ok(Ok(pid))
+    Ok(Ok((pid, limits)))
 }
 
 /// The init (and so runsc create) enters the namespaces the sandbox process will have: new
@@ -241,13 +276,14 @@ fn run_create(
 /// private `/proc` is the new PID namespace's: runsc looks its children up there by the pids
 /// it got (`/proc/<pid>/oom_score_adj`), and the sandbox's chroot binds it while it boots, so
 /// no host process is listed.
-fn enter_namespaces(call: &CreateCall) -> anyhow::Result<SpecNetwork> {
+fn enter_namespaces(call: &CreateCall) -> anyhow::Result<(SpecNetwork, WrapperLimits)> {
     use nix::mount::{mount, MsFlags};
     let config = call.bundle.join("config.json");
     let text = std::fs::read(&config).with_context(|| format!("reading {}", config.display()))?;
     let spec: serde_json::Value =
         serde_json::from_slice(&text).with_context(|| format!("parsing {}", config.display()))?;
     let network = spec_network(&spec);
+    let limits = WrapperLimits::from_spec(&spec);
     let mut flags = libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
     if network == SpecNetwork::New {
         flags |= libc::CLONE_NEWNET;
@@ -287,7 +323,7 @@ fn enter_namespaces(call: &CreateCall) -> anyhow::Result<SpecNetwork> {
         None::<&str>,
     )
     .context("mounting /proc of the sandbox's PID namespace")?;
-    Ok(network)
+    Ok((network, limits))
 }
 
 /// Once runsc is done the init needs no file system and no privilege: it keeps an empty

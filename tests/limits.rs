@@ -1,0 +1,294 @@
+//! Resource bounds of a profile on the real stack (issue #19): `pids`, `cpus`, `memory` and
+//! `disk`, as this host (cgroup v1 hybrid, rootless, no delegation) enforces them — see
+//! `docs/limits.md`. Every test is short and bounded: the fork bomb runs 8 s under `pids` and
+//! `cpus`; the memory hog asks for 900 MiB at most.
+
+mod support;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use support::{finish, wait_for, Dev, TestWorkspace};
+
+/// Host pid of the sandbox's recorded process (the wrapper's PID namespace init), once running.
+fn sandbox_init(ws: &TestWorkspace) -> Option<u32> {
+    let out = ws
+        .dev
+        .command("podman")
+        .args(["ps", "--format", "{{.ID}}", "--filter"])
+        .arg(format!("label=lazaret.domain={}", ws.domain))
+        .args(["--filter", "label=lazaret.role=sandbox"])
+        .stdin(Stdio::null())
+        .output()
+        .ok()?;
+    let id = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    if id.is_empty() {
+        return None;
+    }
+    let out = ws
+        .dev
+        .command("podman")
+        .args(["inspect", "--format", "{{.State.Pid}}", &id])
+        .stdin(Stdio::null())
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .ok()
+        .filter(|p| *p > 0)
+}
+
+/// `pid` and all its descendants (host pids).
+fn tree(pid: u32) -> Vec<u32> {
+    let mut parent_of = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|s| s.parse::<u32>().ok());
+        if let Some(pp) = ppid {
+            parent_of.push((p, pp));
+        }
+    }
+    let mut out = vec![pid];
+    let mut i = 0;
+    while i < out.len() {
+        let cur = out[i];
+        out.extend(
+            parent_of
+                .iter()
+                .filter(|(_, pp)| *pp == cur)
+                .map(|(p, _)| *p),
+        );
+        i += 1;
+    }
+    out
+}
+
+fn cpus_allowed(pid: u32) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .map(|v| v.trim().to_owned())
+}
+
+fn online_cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// A fork bomb inside, under `pids = 64` and `cpus = 1`: fork fails beyond the bound (a
+/// counted spawn of 150 gets fewer than 64), the sandbox's host processes stay bounded and on
+/// one CPU, and the host stays responsive (a trivial host command keeps starting quickly).
+#[test]
+fn a_fork_bomb_under_pids_and_cpus_is_contained_and_the_host_stays_responsive() {
+    let dev = Dev::get();
+    let ws = dev.workspace("limits-bomb").with_profile(
+        "bounded",
+        "[profiles.bounded]\nextends = \"shell\"\npids = 64\ncpus = 1\n",
+    );
+    // Counted: perl's fork returns undef at the bound (no retry), the children are reaped.
+    let spawn = "my @k; for (1..150) { my $p = fork; last unless defined $p; \
+                 if ($p == 0) { sleep 30; exit 0 } push @k, $p } \
+                 print 'spawned ', scalar(@k), \"\\n\"; kill 'KILL', @k; waitpid($_, 0) for @k;";
+    let script = format!(
+        "perl -e '{}'; echo bomb-start; timeout -s KILL 12 bash -c 'b(){{ b|b& }}; b; \
+         while [ $SECONDS -lt 8 ]; do :; done' 2>/dev/null; echo bomb-end",
+        spawn.replace('\'', "'\\''")
+    );
+    let child = ws.spawn(&["bash", "-c", &script]);
+    let started = Instant::now();
+    let init =
+        wait_for(Duration::from_secs(60), || sandbox_init(&ws)).expect("the sandbox did not start");
+
+    // Sample while the session runs (bounded: the bomb is killed after 8 s): the host's
+    // latency in a thread of its own, the sandbox's host processes here.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sampler = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut latencies = Vec::new();
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                let t = Instant::now();
+                let ok = Command::new("/bin/true")
+                    .status()
+                    .is_ok_and(|s| s.success());
+                latencies.push(t.elapsed());
+                assert!(ok, "/bin/true failed on the host");
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            latencies
+        })
+    };
+    let mut most_processes = 0;
+    let mut affinities = std::collections::BTreeSet::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Path::new(&format!("/proc/{init}")).exists() && Instant::now() < deadline {
+        let procs = tree(init);
+        most_processes = most_processes.max(procs.len());
+        for p in procs.iter().skip(1) {
+            if let Some(a) = cpus_allowed(*p) {
+                affinities.insert(a);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let mut latencies = sampler.join().expect("the latency sampler");
+    let r = finish(child);
+    let took = started.elapsed();
+    assert!(r.stdout.contains("bomb-end"), "{r:?}");
+    assert!(
+        took > Duration::from_secs(8),
+        "the bomb did not run its 8 s: {took:?}"
+    );
+    let spawned: usize = r
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("spawned "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no count in {r:?}"));
+    assert!(
+        (5..64).contains(&spawned),
+        "pids = 64 let {spawned} of 150 forks through"
+    );
+    // The sandbox's host processes: init, Sentry, Gofer, the ptrace stub of each address
+    // space inside. Without a bound a fork bomb makes thousands.
+    assert!(
+        most_processes <= 64 + 16,
+        "the sandbox had {most_processes} host processes"
+    );
+    if online_cpus() >= 2 {
+        assert_eq!(
+            affinities.len(),
+            1,
+            "the sandbox's processes ran on {affinities:?}"
+        );
+        let only = affinities.iter().next().cloned().unwrap_or_default();
+        assert!(
+            !only.contains('-') && !only.contains(','),
+            "cpus = 1 bound the sandbox to {only:?}"
+        );
+    }
+    latencies.sort();
+    let p95 = latencies[latencies.len() * 95 / 100];
+    let max = latencies[latencies.len() - 1];
+    eprintln!(
+        "fork bomb: {} samples in {took:?}, /bin/true p95 {p95:?} max {max:?}, \
+         at most {most_processes} host processes, affinity {affinities:?}, spawned {spawned}",
+        latencies.len()
+    );
+    assert!(latencies.len() >= 20, "only {} samples", latencies.len());
+    assert!(
+        p95 < Duration::from_millis(300) && max < Duration::from_secs(2),
+        "the host became slow: /bin/true p95 {p95:?}, max {max:?}"
+    );
+    ws.wait_torn_down();
+}
+
+use std::path::Path;
+
+/// A memory hog inside, under `memory = "512m"`: 200 MiB is fine; 900 MiB makes the wrapper
+/// kill the whole sandbox (as a cgroup OOM kill of the Sentry would), so the command never
+/// finishes and the Domain is torn down.
+#[test]
+fn a_memory_hog_beyond_memory_stops_the_sandbox() {
+    let dev = Dev::get();
+    let ws = dev.workspace("limits-memory").with_profile(
+        "small",
+        "[profiles.small]\nextends = \"shell\"\nmemory = \"512m\"\n",
+    );
+    let started = Instant::now();
+    let r = ws.run(&[
+        "sh",
+        "-c",
+        "perl -e '$x = \"a\" x (200 << 20); print \"small-ok\\n\"'; \
+         perl -e '$x = \"a\" x (900 << 20); print \"big-ok\\n\"'; echo after-big",
+    ]);
+    let took = started.elapsed();
+    eprintln!("memory hog: {r:?} in {took:?}");
+    assert!(r.stdout.contains("small-ok"), "{r:?}");
+    assert!(
+        !r.stdout.contains("big-ok"),
+        "the hog got its 900 MiB: {r:?}"
+    );
+    assert!(
+        !r.stdout.contains("after-big"),
+        "the sandbox survived: {r:?}"
+    );
+    assert_ne!(r.code, Some(0), "{r:?}");
+    assert!(took < Duration::from_secs(120), "took {took:?}");
+    ws.wait_torn_down();
+}
+
+/// `disk` is checked at start: over it, the starting `lazaret run` says so (and runs).
+#[test]
+fn a_domain_over_its_disk_bound_is_told_at_start() {
+    let dev = Dev::get();
+    let ws = dev.workspace("limits-disk").with_profile(
+        "capped",
+        "[profiles.capped]\nextends = \"shell\"\ndisk = \"1m\"\n",
+    );
+    ws.host_sh("echo 'deps/' > .gitignore && git add .gitignore && git -c user.name=t -c user.email=t@localhost commit -qm ignore && mkdir -p deps");
+    let r = ws.run(&[
+        "sh",
+        "-c",
+        "head -c 3000000 /dev/zero > /workspace/deps/blob && echo wrote",
+    ]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(!r.stderr.contains("disk ="), "{r:?}");
+    ws.wait_torn_down();
+    let r = ws.run(&["true"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(
+        r.stderr.contains("over the profile's disk = 1 MiB"),
+        "no note at start: {r:?}"
+    );
+    ws.wait_torn_down();
+}
+
+/// `lazaret doctor` says for each bound whether this host enforces it, and how; `config check`
+/// refuses malformed bounds saying what is accepted.
+#[test]
+fn doctor_and_config_check_speak_of_the_bounds() {
+    let dev = Dev::get();
+    let ws = dev.workspace("limits-doctor").with_profile(
+        "bad",
+        "[profiles.bad]\nextends = \"shell\"\nmemory = \"lots\"\npids = 2\ncpus = 0.0001\n",
+    );
+    let r = ws.lazaret(&["doctor", "--json"]);
+    let checks: serde_json::Value = serde_json::from_str(&r.stdout).expect("doctor --json");
+    let named = |n: &str| {
+        checks
+            .as_array()
+            .and_then(|a| a.iter().find(|c| c["name"] == n).cloned())
+            .unwrap_or_else(|| panic!("no {n} in {checks:#}"))
+    };
+    for (name, word) in [
+        ("limits: memory", "memory file"),
+        ("limits: pids", "RLIMIT_NPROC"),
+        ("limits: cpus", "affinity"),
+    ] {
+        let c = named(name);
+        assert_eq!(c["status"], "ok", "{c}");
+        assert!(c["detail"].as_str().unwrap_or("").contains(word), "{c}");
+    }
+    let disk = named("limits: disk");
+    assert_eq!(disk["status"], "warn", "{disk}");
+    assert!(disk["detail"]
+        .as_str()
+        .unwrap_or("")
+        .contains("NOT enforced"));
+    let r = ws.lazaret(&["config", "check"]);
+    assert_ne!(r.code, Some(0), "{r:?}");
+    let all = format!("{}{}", r.stdout, r.stderr);
+    for said in ["not a size", "use 16 to", "at most 3 decimals"] {
+        assert!(all.contains(said), "{said:?} not in {all}");
+    }
+}
