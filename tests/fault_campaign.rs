@@ -158,6 +158,8 @@ struct Plan {
     /// (ms after the primary's spawn, event), sorted.
     events: Vec<(u64, Event)>,
     kill_at_ms: u64,
+    /// The kill waits for every CLI to exit, then for the target (3 s at most).
+    at_teardown: bool,
     /// The primary's pause between its steps (ms) and its hold after them (s): the Domain
     /// lives through most kill moments.
     pace_ms: u64,
@@ -209,6 +211,13 @@ fn plan(seed: u64) -> Plan {
     let kill_at_ms = rng.below(6000);
     let pace_ms = *rng.pick(&[0, 200, 500]);
     let hold_s = rng.below(5);
+    // A quarter of the coordinator, sidecar and conmon kills aim at the teardown instead: the
+    // moment every CLI has exited (the coordinator removes the containers and anchors then).
+    let at_teardown = matches!(
+        component,
+        Component::Coordinator | Component::Sidecar | Component::Conmon
+    ) && rng.below(4) == 0;
+    let kill_at_ms = if at_teardown { 6000 } else { kill_at_ms };
     events.push((kill_at_ms, Event::Kill));
     events.sort_by_key(|(t, _)| *t);
     Plan {
@@ -217,6 +226,7 @@ fn plan(seed: u64) -> Plan {
         sessions,
         events,
         kill_at_ms,
+        at_teardown,
         pace_ms,
         hold_s,
         pick: rng.next_u64(),
@@ -760,12 +770,25 @@ fn trial(
                 }
             }
             Event::Kill => {
+                if plan.at_teardown {
+                    let deadline = Instant::now() + CLI_BOUND;
+                    while done.len() < launchers.len() && Instant::now() < deadline {
+                        if let Ok((i, run)) = rx.recv_timeout(Duration::from_millis(10)) {
+                            done.insert(i, run);
+                        }
+                    }
+                }
+                let bound = if plan.at_teardown {
+                    Duration::from_secs(3)
+                } else {
+                    TARGET_BOUND
+                };
                 // Until the target is there, or every CLI so far has exited (no Domain).
-                let found = wait_for(TARGET_BOUND, || {
+                let found = wait_for(bound, || {
                     while let Ok((i, run)) = rx.try_recv() {
                         done.insert(i, run);
                     }
-                    if done.len() == launchers.len() {
+                    if done.len() == launchers.len() && !plan.at_teardown {
                         return Some(None);
                     }
                     let table = procs();
@@ -776,7 +799,9 @@ fn trial(
                     phase = "every-cli-exited".into();
                 }
                 if let Some(Some((target, table))) = found {
-                    phase = if ws.runtime_dir().join("status.json").exists() {
+                    phase = if plan.at_teardown {
+                        "after-the-last-cli".into()
+                    } else if ws.runtime_dir().join("status.json").exists() {
                         "published".into()
                     } else if ws.runtime_dir().join("resources").exists() {
                         "starting-or-stopping".into()
@@ -1026,6 +1051,9 @@ fn random_kills_leak_nothing_lose_no_result_and_keep_the_state_anchor() {
                 k.push('s');
             }
         }
+        if std::env::var_os("LAZARET_FAULT_AT_TEARDOWN").is_some() {
+            p.at_teardown = true;
+        }
         let t0 = Instant::now();
         let o = trial(n, &p, &ws, &sums, &mut traces);
         ran += 1;
@@ -1039,10 +1067,14 @@ fn random_kills_leak_nothing_lose_no_result_and_keep_the_state_anchor() {
             entry.2 += 1;
         }
         println!(
-            "trial {n} seed={} kill={} planned_at={}ms killed_at={} phase={} target={} sessions={} escalations={}/{}/{}/{} clis=[{}] took={:.1}s outcome={}",
+            "trial {n} seed={} kill={} planned_at={} killed_at={} phase={} target={} sessions={} escalations={}/{}/{}/{} clis=[{}] took={:.1}s outcome={}",
             p.seed,
             p.component.name(),
-            p.kill_at_ms,
+            if p.at_teardown {
+                "teardown".to_owned()
+            } else {
+                format!("{}ms", p.kill_at_ms)
+            },
             o.moment_ms.map(|m| format!("{m}ms")).unwrap_or_else(|| "never (absent)".into()),
             o.phase,
             o.killed.as_deref().unwrap_or("-"),
@@ -1100,6 +1132,7 @@ fn trial_plans_are_reproducible_from_their_seed() {
     let components: BTreeSet<Component> = plans.iter().map(|p| p.component).collect();
     assert_eq!(components.len(), COMPONENTS.len());
     assert!(plans.iter().any(|p| p.kill_at_ms < 500));
+    assert!(plans.iter().any(|p| p.at_teardown));
     assert!(plans.iter().any(|p| p.kill_at_ms > 5000));
     assert!(plans
         .iter()
@@ -1114,16 +1147,22 @@ fn kill(pid: u32) {
     );
 }
 
-/// Regression (found by the campaign): podman asks the OCI runtime to delete a container's
-/// state only through the container's conmon, so with conmon killed `podman rm` left runsc's
-/// state, lock and socket (sandbox) and runc's state dir (sidecar) in `$XDG_RUNTIME_DIR` — both
-/// on an orderly teardown and on the next run's recovery after a dead coordinator.
+/// Regression (found by the campaign): podman has the OCI runtime delete a container's state
+/// only through the container's conmon, so with conmon killed `podman rm` left runsc's state,
+/// lock and socket (sandbox) and runc's state dir (sidecar) in `$XDG_RUNTIME_DIR` — on an
+/// orderly teardown, on the next run's recovery after a dead coordinator, and when the sidecar's
+/// conmon is killed during the teardown itself (held there by `LAZARET_TEST_PAUSE_AT`).
 #[test]
 fn killed_conmons_leave_no_oci_runtime_state_after_teardown_or_recovery() {
     let dev = Dev::get();
     let ws = dev.workspace("fault-conmon").with_profile(PROFILE, CONFIG);
-    for recovery in [false, true] {
-        let holder = ws.spawn(&["sh", "-c", support::HOLD]);
+    for case in ["teardown", "recovery", "during-teardown"] {
+        let env: &[&str] = if case == "during-teardown" {
+            &["LAZARET_TEST_PAUSE_AT=stop-sidecar"]
+        } else {
+            &[]
+        };
+        let holder = ws.spawn_in("", env, &["sh", "-c", support::HOLD], false);
         let mut tokens = Tokens {
             domain: ws.domain.as_str().to_owned(),
             workspace: ws.path.clone(),
@@ -1133,37 +1172,55 @@ fn killed_conmons_leave_no_oci_runtime_state_after_teardown_or_recovery() {
         wait_for(TARGET_BOUND, || (ws.sessions().len() == 1).then_some(()))
             .expect("the session is registered");
         // pick 0: the sandbox's conmon, 1: the sidecar's.
-        for pick in [0, 1] {
+        let picks: &[u64] = if case == "during-teardown" {
+            &[]
+        } else {
+            &[0, 1]
+        };
+        for pick in picks {
             let target = wait_for(TARGET_BOUND, || {
                 let table = procs();
                 tokens.learn(&table);
-                find_target(Component::Conmon, pick, &ws, &table)
+                find_target(Component::Conmon, *pick, &ws, &table)
             })
             .expect("the Domain's conmon processes");
             kill(target.pid);
         }
-        assert_eq!(tokens.ids.len(), 2, "{:?}", tokens.ids);
-        if recovery {
-            let coordinator = wait_for(TARGET_BOUND, || {
-                find_target(Component::Coordinator, 0, &ws, &procs())
-            })
-            .expect("the coordinator");
-            kill(coordinator.pid);
-            let r = support::finish(holder);
-            assert_eq!(r.code, Some(125), "{r:?}");
-            let next = ws.run(&["true"]);
-            assert_eq!(next.code, Some(0), "{next:?}");
-            assert!(next.stderr.contains("recovered the Domain"), "{next:?}");
-        } else {
-            ws.release();
-            let r = support::finish(holder);
-            assert_eq!(r.code, Some(0), "{r:?}");
+        tokens.learn(&procs());
+        assert_eq!(tokens.ids.len(), 2, "{case}: {:?}", tokens.ids);
+        match case {
+            "recovery" => {
+                let coordinator = wait_for(TARGET_BOUND, || {
+                    find_target(Component::Coordinator, 0, &ws, &procs())
+                })
+                .expect("the coordinator");
+                kill(coordinator.pid);
+                let r = support::finish(holder);
+                assert_eq!(r.code, Some(125), "{r:?}");
+                let next = ws.run(&["true"]);
+                assert_eq!(next.code, Some(0), "{next:?}");
+                assert!(next.stderr.contains("recovered the Domain"), "{next:?}");
+            }
+            "during-teardown" => {
+                ws.release();
+                let r = support::finish(holder);
+                assert_eq!(r.code, Some(0), "{r:?}");
+                // The sandbox has stopped; the coordinator pauses before removing the sidecar.
+                let conmon = find_target(Component::Conmon, 1, &ws, &procs())
+                    .expect("the sidecar's conmon while the teardown pauses");
+                kill(conmon.pid);
+            }
+            _ => {
+                ws.release();
+                let r = support::finish(holder);
+                assert_eq!(r.code, Some(0), "{r:?}");
+            }
         }
         ws.wait_torn_down();
         assert_eq!(
             runtime_leftovers(&ws, &tokens),
             Vec::<String>::new(),
-            "recovery: {recovery}"
+            "{case}"
         );
         let _ = ws.host_sh("rm -f .go");
     }

@@ -34,11 +34,8 @@ pub struct DomainRuntime {
     sandbox_lock: Option<SandboxLock>,
     /// The sandbox's processes were killed: its container is removed with the sidecar's.
     sandbox_killed: bool,
-    /// The containers' conmon pids and IDs noted at bring-up, looked at once when teardown
-    /// begins (see [`DomainRuntime::note_orphans`]).
-    conmon_ids: Vec<(i32, String)>,
-    /// IDs of containers whose conmon had died before their removal (see [`clear_oci_state`]).
-    orphaned: Vec<String>,
+    /// The containers' IDs, noted at bring-up or before removal (see [`clear_oci_state`]).
+    container_ids: Vec<String>,
 }
 
 /// The resource marker: present while containers of the Domain may exist.
@@ -60,8 +57,7 @@ impl DomainRuntime {
             mailbox_req: None,
             sandbox_lock: None,
             sandbox_killed: false,
-            conmon_ids: Vec::new(),
-            orphaned: Vec::new(),
+            container_ids: Vec::new(),
         }
     }
 
@@ -158,11 +154,7 @@ impl DomainRuntime {
             .map(|i| i.conmon_pid)
             .filter(|p| *p > 0)
             .collect();
-        self.conmon_ids = inspected
-            .iter()
-            .filter(|i| i.conmon_pid > 0)
-            .map(|i| (i.conmon_pid, i.id.clone()))
-            .collect();
+        self.container_ids = inspected.iter().map(|i| i.id.clone()).collect();
         self.sidecar_pid = inspected.get(1).map(|i| i.pid).filter(|p| *p > 0);
         self.sandbox_pid = Some(sandbox.pid).filter(|p| *p > 0);
         self.sandbox_exec = Some((sandbox.id.clone(), sandbox.conmon_pid));
@@ -276,7 +268,6 @@ impl DomainRuntime {
     /// Stops and removes the Agent Sandbox: its processes are killed first (a few ms), so that
     /// the sandbox lock can be let go before `podman rm` (~150 ms) removes the container.
     pub fn stop_sandbox(&mut self) -> anyhow::Result<()> {
-        self.note_orphans();
         super::runsc_exec::withdraw(&self.domain.runtime_dir);
         if let (Some(pid), Some((id, conmon))) = (self.sandbox_pid, &self.sandbox_exec) {
             let t = std::time::Instant::now();
@@ -317,7 +308,7 @@ impl DomainRuntime {
     /// Stops and removes the Network Sidecar (after the sandbox: podman refuses otherwise),
     /// and waits until the containers' conmon processes are gone too.
     pub fn stop_sidecar(&mut self) -> anyhow::Result<()> {
-        self.note_orphans();
+        crate::fault::pause_point("stop-sidecar");
         self.note_conmons();
         if std::mem::take(&mut self.sandbox_killed) {
             self.remove_killed_sandbox_with_sidecar()?;
@@ -335,10 +326,13 @@ impl DomainRuntime {
             "conmon",
             CONMON_EXIT_WAIT,
         );
+        // Both containers are removed and their conmons gone: what their runtimes still keep
+        // of them is stale (it is, when a conmon was killed: see `clear_oci_state`).
         if let Some(xdg_runtime) = self.domain.runtime_dir.parent().and_then(Path::parent) {
-            for id in std::mem::take(&mut self.orphaned) {
-                tracing::warn!(container = %id, "its conmon had died: removing its OCI runtime state");
-                clear_oci_state(xdg_runtime, &id);
+            for id in std::mem::take(&mut self.container_ids) {
+                if clear_oci_state(xdg_runtime, &id) {
+                    tracing::warn!(container = %id, "removed the OCI runtime state the removed container left (its conmon had died)");
+                }
             }
         }
         Ok(())
@@ -352,15 +346,6 @@ impl DomainRuntime {
         let _ = std::fs::remove_file(&self.marker);
         self.up = false;
         Ok(())
-    }
-
-    /// Before anything is removed: the containers whose conmon (noted at bring-up) is gone.
-    fn note_orphans(&mut self) {
-        for (pid, id) in std::mem::take(&mut self.conmon_ids) {
-            if !process_named(pid, "conmon") {
-                self.orphaned.push(id);
-            }
-        }
     }
 
     /// `podman rm` returns before conmon has run the container's exit command and exited:
@@ -393,8 +378,8 @@ impl DomainRuntime {
                     continue;
                 };
                 self.conmons.push(pid);
-                if !process_named(pid, "conmon") {
-                    self.orphaned.push(id.to_owned());
+                if !self.container_ids.iter().any(|known| known == id) {
+                    self.container_ids.push(id.to_owned());
                 }
             }
         }
@@ -426,32 +411,27 @@ const SANDBOX_KILL_WAIT: std::time::Duration = std::time::Duration::from_secs(5)
 /// How long teardown waits for the containers' conmon processes to exit.
 const CONMON_EXIT_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// Is `pid` a process whose command line contains `name`?
-fn process_named(pid: i32, name: &str) -> bool {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|c| String::from_utf8_lossy(&c).contains(name))
-        .unwrap_or(false)
-}
-
 /// Removes what the OCI runtime keeps of container `id` under `$XDG_RUNTIME_DIR` (rootless
 /// podman's runtime roots): runsc's state, lock and socket, runc's state dir — what their
-/// `delete` removes. Podman asks the runtime to delete a container's state only through its
-/// conmon; when conmon died first (killed), `podman rm` removes the container and leaves that
-/// state behind (podman 4.3; found by `tests/fault_campaign.rs`). Called after the container is
-/// removed and its processes are gone. Anything but a 64-hex-digit ID is left alone.
-fn clear_oci_state(xdg_runtime: &Path, id: &str) {
+/// `delete` removes. Podman has the runtime delete a container's state only through its conmon;
+/// when conmon died first (killed), `podman rm` removes the container and leaves that state
+/// behind (podman 4.3; found by `tests/fault_campaign.rs`). Called once the container is removed
+/// and its conmon has exited, when nothing of it is left to use that state. Anything but a
+/// 64-hex-digit ID is left alone. Returns whether there was anything to remove.
+fn clear_oci_state(xdg_runtime: &Path, id: &str) -> bool {
     if id.len() != 64 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return;
+        return false;
     }
     let runsc = xdg_runtime.join("runsc");
+    let mut removed = false;
     for name in [
         format!("{id}_sandbox:{id}.state"),
         format!("{id}_sandbox:{id}.lock"),
         format!("runsc-{id}.sock"),
     ] {
-        let _ = std::fs::remove_file(runsc.join(name));
+        removed |= std::fs::remove_file(runsc.join(name)).is_ok();
     }
-    let _ = std::fs::remove_dir_all(xdg_runtime.join("runc").join(id));
+    removed | std::fs::remove_dir_all(xdg_runtime.join("runc").join(id)).is_ok()
 }
 
 /// Waits until each pid has exited (or is no longer a process named `name`: pids get reused).
@@ -503,8 +483,9 @@ mod oci_state_tests {
                 std::fs::write(t.path().join("runsc").join(name), "")?;
             }
         }
-        clear_oci_state(t.path(), &a);
-        clear_oci_state(t.path(), "../runc");
+        assert!(clear_oci_state(t.path(), &a));
+        assert!(!clear_oci_state(t.path(), &a), "nothing left to remove");
+        assert!(!clear_oci_state(t.path(), "../runc"));
         let left = |dir: &str| -> anyhow::Result<Vec<String>> {
             let mut v: Vec<String> = std::fs::read_dir(t.path().join(dir))?
                 .map(|e| Ok(e?.file_name().to_string_lossy().into_owned()))
