@@ -700,7 +700,7 @@ fn spawn(ws: &TestWorkspace, index: usize, cmd: &str, tx: &mpsc::Sender<(usize, 
     pid
 }
 
-fn first_line(s: &str) -> String {
+fn last_line(s: &str) -> String {
     s.lines()
         .rev()
         .find(|l| !l.trim().is_empty())
@@ -896,7 +896,7 @@ fn trial(
             codes.push(format!(
                 "{}={code} ({})",
                 tag(e.index),
-                first_line(&e.run.stderr)
+                last_line(&e.run.stderr)
             ));
         }
         // A CLI that failed says why (the one the trial killed cannot).
@@ -918,7 +918,7 @@ fn trial(
                 tag(e.index),
                 e.run.code,
                 plan.component.name(),
-                first_line(&e.run.stderr)
+                last_line(&e.run.stderr)
             ));
         }
     }
