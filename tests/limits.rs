@@ -93,6 +93,14 @@ fn a_fork_bomb_under_pids_and_cpus_is_contained_and_the_host_stays_responsive() 
         "bounded",
         "[profiles.bounded]\nextends = \"shell\"\npids = 64\ncpus = 1\n",
     );
+    let shown = ws.lazaret(&["profile", "show", "bounded"]);
+    assert!(
+        shown
+            .stdout
+            .lines()
+            .any(|l| l.starts_with("limits:") && l.ends_with("pids 64, cpus 1")),
+        "{shown:?}"
+    );
     // Counted: perl's fork returns undef at the bound (no retry), the children are reaped.
     let spawn = "my @k; for (1..150) { my $p = fork; last unless defined $p; \
                  if ($p == 0) { sleep 30; exit 0 } push @k, $p } \
@@ -291,4 +299,25 @@ fn doctor_and_config_check_speak_of_the_bounds() {
     for said in ["not a size", "use 16 to", "at most 3 decimals"] {
         assert!(all.contains(said), "{said:?} not in {all}");
     }
+}
+
+/// Orphans are reaped by the sandbox's PID 1: under `pids = 64`, a hundred processes orphaned
+/// one after the other (daemons, `cmd &` in a shell that exits) leave no zombie to count
+/// against the bound, so the sandbox can still fork.
+#[test]
+fn orphans_are_reaped_so_they_do_not_use_up_pids() {
+    let dev = Dev::get();
+    let ws = dev.workspace("limits-orphans").with_profile(
+        "bounded",
+        "[profiles.bounded]\nextends = \"shell\"\npids = 64\n",
+    );
+    let r = ws.run(&[
+        "sh",
+        "-c",
+        "for i in $(seq 100); do sh -c 'sleep 0 &' || exit 3; done; sleep 1; \
+         echo zombies=$(ps -e -o stat= | grep -c Z)",
+    ]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(r.stdout.contains("zombies=0"), "{r:?}");
+    ws.wait_torn_down();
 }

@@ -271,6 +271,9 @@ fn render(cfg: &HostConfig, p: &AgentProfile) -> String {
             p.terminal.clipboard, p.terminal.notifications
         ),
     );
+    // Resource bounds (issue #19); `lazaret doctor` says how this host enforces each.
+    let limits = crate::runtime::limits::describe(&p.limits);
+    field(&mut s, "limits", limits.as_deref().unwrap_or("(none)"));
     field(&mut s, "fingerprint", &p.fingerprint());
     s
 }

@@ -9,8 +9,20 @@ use crate::domain::Domain;
 use crate::profile::AgentProfile;
 use std::path::Path;
 
+/// The sandbox's PID 1: it keeps the sandbox alive and reaps the processes orphaned inside
+/// (a `sleep infinity` PID 1 left them zombies for good, each counted against `pids` until the
+/// sandbox could not fork any more: issue #19). dash's `wait` reaps every child while it waits
+/// for the sleep. SIGTERM (podman stop) ends it at once. The sleep gets `/dev/null` as stdin
+/// rather than PID 1's host descriptor.
+pub const SANDBOX_INIT: [&str; 3] = [
+    "/bin/sh",
+    "-c",
+    "trap 'exit 0' TERM INT HUP; while :; do sleep 2147483647 </dev/null & wait $!; done",
+];
+
 /// `podman create` arguments of the sandbox (pure, for tests and review). The sandbox's PID 1
-/// only keeps it alive; every Client Session's command is a `podman exec`.
+/// ([`SANDBOX_INIT`]) only keeps it alive and reaps; every Client Session's command is a
+/// `podman exec`.
 pub fn create_args(
     domain: &Domain,
     profile: &AgentProfile,
@@ -49,9 +61,8 @@ pub fn create_args(
         "--workdir".into(),
         SANDBOX_WORKSPACE.into(),
         profile.image.clone(),
-        "sleep".into(),
-        "infinity".into(),
     ]);
+    args.extend(SANDBOX_INIT.iter().map(|a| (*a).to_owned()));
     Ok(args)
 }
 
