@@ -227,11 +227,17 @@ fn a_lingering_domain_is_joined_then_torn_down_with_its_git_sentry_check() {
     );
     let quarantined = ws.host_sh("ls -A .git | grep -c '^commondir.lazaret-quarantine-' || true");
     assert_eq!(quarantined.trim(), "1");
-    let bad = ws.lazaret(&["run", "--linger", "2d", "--", "true"]);
+    let bad = ws.lazaret(&["run", "--linger", "soon", "--", "true"]);
     assert_eq!(bad.code, Some(2), "{bad:?}");
     assert!(
         bad.stderr.contains("\"30s\""),
         "says what to write: {bad:?}"
+    );
+    let long = ws.lazaret(&["run", "--linger", "2d", "--", "true"]);
+    assert_eq!(long.code, Some(2), "{long:?}");
+    assert!(
+        long.stderr.contains("\"1h\""),
+        "says the longest it takes: {long:?}"
     );
     ws.assert_nothing_left();
 }

@@ -24,8 +24,9 @@ pub fn parse(key: &str, text: &str, max: u64, why_max: &str) -> Result<u64, Stri
     match secs {
         Some(s) if s <= max => Ok(s),
         Some(_) => Err(format!(
-            "{key} {text:?} is longer than {} ({max} s): {why_max}",
-            describe(max)
+            "{key} {text:?} is longer than {} (\"{}\", {max} s): {why_max}",
+            describe(max),
+            written(max)
         )),
         None => Err(format!(
             "{key} {text:?} is not a duration: write e.g. \"30s\", \"5m\", \"8h\" or \"0\" \
@@ -41,6 +42,16 @@ fn describe(secs: u64) -> String {
         s if s % 86_400 == 0 => format!("{} days", s / 86_400),
         s if s % 3600 == 0 => format!("{} hours", s / 3600),
         s => format!("{s} seconds"),
+    }
+}
+
+/// A bound as it would be written: "1h", "30d", "90s".
+fn written(secs: u64) -> String {
+    match secs {
+        s if s > 0 && s % 86_400 == 0 => format!("{}d", s / 86_400),
+        s if s > 0 && s % 3600 == 0 => format!("{}h", s / 3600),
+        s if s > 0 && s % 60 == 0 => format!("{}m", s / 60),
+        s => format!("{s}s"),
     }
 }
 
