@@ -62,10 +62,11 @@ pub struct OutputFilter {
     /// Continuation bytes still expected of a UTF-8 char.
     utf8_cont: u8,
     dropped: usize,
-    /// The introducer of the OSC being judged also ended a string that was passed: if that OSC
-    /// is dropped, the terminal must still see the string end (ST), or the passed string's
-    /// head and what follows the dropped OSC would meet (found by fuzzing, issue #19).
-    ends_string: bool,
+    /// What was written last may combine with what follows the sequence being judged: a
+    /// passed string its introducer ends, a CSI it cuts short, a lone ESC. If that sequence
+    /// is a dropped OSC, ST goes in its place so that the two never meet on the terminal
+    /// (found by fuzzing, issue #19).
+    glue: bool,
     csi: Vec<u8>,
     pub modes: SandboxModes,
 }
@@ -80,7 +81,7 @@ impl OutputFilter {
             c2: false,
             utf8_cont: 0,
             dropped: 0,
-            ends_string: false,
+            glue: false,
             csi: Vec::new(),
             modes: SandboxModes::default(),
         }
@@ -214,6 +215,7 @@ impl OutputFilter {
     }
 
     fn enter_esc(&mut self, swallow_st: bool) {
+        self.glue = matches!(self.state, State::Pass | State::Csi | State::Esc { .. });
         self.held.clear();
         self.held.push(ESC);
         self.state = State::Esc {
@@ -224,7 +226,7 @@ impl OutputFilter {
 
     /// A C1 control (8-bit or UTF-8 encoded as `intro`) in the current state.
     fn c1(&mut self, b: u8, intro: &[u8], out: &mut Vec<u8>) {
-        let ends_string = self.state == State::Pass;
+        let glue = matches!(self.state, State::Pass | State::Csi | State::Esc { .. });
         match self.state {
             State::OscHead => {
                 self.decide_head(true, out);
@@ -244,7 +246,7 @@ impl OutputFilter {
         }
         self.state = State::Ground;
         self.start(b, intro, out);
-        self.ends_string = ends_string;
+        self.glue = glue;
     }
 
     /// Starts the sequence whose introducer is `kind` (the C1 form: `ESC [` is `9B`).
@@ -283,8 +285,6 @@ impl OutputFilter {
                 b']' => {
                     self.held.clear();
                     self.start(C1_OSC, &[ESC, ESC, b']'], out);
-                    // Inside tmux's wrapper the doubled ESC ends nothing.
-                    self.ends_string = false;
                 }
                 _ => {
                     if !swallow_st {
@@ -309,11 +309,12 @@ impl OutputFilter {
                 self.held.clear();
                 let kind = b + 0x40;
                 self.start(kind, &[ESC, b], out);
-                self.ends_string = in_string;
             }
             ESC => {
                 out.append(&mut self.held);
                 self.enter_esc(false);
+                // The ESC just written stands alone.
+                self.glue = true;
             }
             _ => {
                 if b == b'c' {
@@ -365,7 +366,8 @@ impl OutputFilter {
                 self.state = State::Pass;
             }
             Verdict::Block => {
-                if self.ends_string {
+                // Not inside tmux's wrapper (`ESC ESC ]`), which ST would end.
+                if self.glue && !self.held.starts_with(&[ESC, ESC]) {
                     out.extend_from_slice(&[ESC, b'\\']);
                 }
                 self.dropped = self.held.len();

@@ -255,4 +255,17 @@ fn a_dropped_osc_still_ends_the_string_it_interrupts() {
     }
     // A passed DCS, ended by a blocked OSC, likewise.
     check(NONE, b"\x1bP+q\x1b]9;hi\x07x", b"\x1bP+q\x1b\\x");
+    // A lone ESC written before a blocked OSC (ESC ESC, ESC then C1) and a CSI cut short by
+    // one do not meet the text after it either: `ESC` + `]777;notify…` would be an OSC 777.
+    check(
+        NONE,
+        b"\x1b\x1b]52;x\x1a]777;notify;t;b\x07",
+        b"\x1b\x1b\\]777;notify;t;b\x07",
+    );
+    check(
+        NONE,
+        b"\x1b\x9d52;x\x1a]777;notify;t;b\x07",
+        b"\x1b\x1b\\]777;notify;t;b\x07",
+    );
+    check(NONE, b"\x1b[1\x1b]52;x\x07m", b"\x1b[1\x1b\\m");
 }
