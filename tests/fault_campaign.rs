@@ -1301,3 +1301,66 @@ fn escalation_log_checks_catch_lost_silent_and_hung_results() {
     assert_eq!(f, Vec::<String>::new());
     assert_eq!(t.interrupted, 1);
 }
+
+/// Regression (found by the campaign, seed 1796502490185256705): the sandbox's conmon killed
+/// while `lazaret-runsc create` runs — the Domain's start fails (125, podman's error) — left
+/// the wrapper's init with runsc's sandbox and gofer running after the teardown: podman had no
+/// pid of them, so `podman rm` did not stop them; their runsc state stayed too.
+#[test]
+fn a_conmon_killed_while_the_sandbox_is_created_leaves_no_runsc_behind() {
+    let dev = Dev::get();
+    let ws = dev.workspace("fault-create").with_profile(PROFILE, CONFIG);
+    let mut tokens = Tokens {
+        domain: ws.domain.as_str().to_owned(),
+        workspace: ws.path.clone(),
+        uid: dev.uid,
+        ids: BTreeSet::new(),
+    };
+    let holder = ws.spawn(&["sh", "-c", support::HOLD]);
+    let name = format!("lazaret-{}-sandbox", ws.domain.as_str());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let killed = loop {
+        let table = procs();
+        let conmon = table
+            .iter()
+            .find(|p| !p.zombie && p.base() == "conmon" && p.argv.contains(&name));
+        // runsc's sandbox process has started below the wrapper's `create`: podman does not
+        // know its pid yet (conmon tells it once `create` returns).
+        let creating = conmon.and_then(|c| {
+            table.iter().find(|p| {
+                !p.zombie
+                    && p.argv.first().map(String::as_str) == Some("runsc-sandbox")
+                    && descends(&table, p.pid, c.pid)
+            })
+        });
+        if let (Some(c), Some(_)) = (conmon, creating) {
+            tokens.learn(&table);
+            kill(c.pid);
+            break true;
+        }
+        if Instant::now() > deadline {
+            break false;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    assert!(killed, "never saw the sandbox being created");
+    ws.release();
+    let r = support::finish(holder);
+    assert_ne!(r.code, Some(0), "{r:?}");
+    assert!(r.stderr.contains("lazaret: error"), "{r:?}");
+    ws.wait_torn_down();
+    let left = wait_for(Duration::from_secs(10), || {
+        tokens.mine(&procs()).is_empty().then_some(())
+    });
+    let mine: Vec<String> = tokens
+        .mine(&procs())
+        .iter()
+        .map(|p| p.cmdline().chars().take(120).collect())
+        .collect();
+    assert!(left.is_some(), "processes left: {mine:#?}");
+    assert_eq!(runtime_leftovers(&ws, &tokens), Vec::<String>::new());
+    // And the Domain starts again.
+    let next = ws.run(&["true"]);
+    assert_eq!(next.code, Some(0), "{next:?}");
+    ws.wait_torn_down();
+}

@@ -330,6 +330,10 @@ impl DomainRuntime {
         // of them is stale (it is, when a conmon was killed: see `clear_oci_state`).
         if let Some(xdg_runtime) = self.domain.runtime_dir.parent().and_then(Path::parent) {
             for id in std::mem::take(&mut self.container_ids) {
+                let strays = kill_strays(&id);
+                if strays > 0 {
+                    tracing::warn!(container = %id, strays, "killed runtime processes the removed container left (its conmon had died while it was created)");
+                }
                 if clear_oci_state(xdg_runtime, &id) {
                     tracing::warn!(container = %id, "removed the OCI runtime state the removed container left (its conmon had died)");
                 }
@@ -374,10 +378,12 @@ impl DomainRuntime {
             for line in String::from_utf8_lossy(&out.stdout).lines() {
                 let mut fields = line.split_whitespace();
                 let pid = fields.next().and_then(|p| p.parse::<i32>().ok());
-                let (Some(pid), Some(id)) = (pid.filter(|p| *p > 0), fields.next()) else {
+                let (Some(pid), Some(id)) = (pid, fields.next()) else {
                     continue;
                 };
-                self.conmons.push(pid);
+                if pid > 0 {
+                    self.conmons.push(pid);
+                }
                 if !self.container_ids.iter().any(|known| known == id) {
                     self.container_ids.push(id.to_owned());
                 }
@@ -411,6 +417,64 @@ const SANDBOX_KILL_WAIT: std::time::Duration = std::time::Duration::from_secs(5)
 /// How long teardown waits for the containers' conmon processes to exit.
 const CONMON_EXIT_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// Is `id` a container ID as podman makes them (64 hex digits)?
+fn container_id(id: &str) -> bool {
+    id.len() == 64 && id.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Kills this user's runtime processes that still name the removed container `id` — the runsc
+/// wrapper and runsc's sandbox and gofer, whose conmon was killed while `create` ran: podman
+/// then has no pid of them and `podman rm` leaves them running (found by
+/// `tests/fault_campaign.rs`). Killing the wrapper's init ends its PID namespace. Waits (2 s at
+/// most) until they are gone; returns how many there were.
+fn kill_strays(id: &str) -> usize {
+    use std::os::unix::fs::MetadataExt;
+    if !container_id(id) {
+        return 0;
+    }
+    let me = nix::unistd::geteuid().as_raw();
+    let runtimes = ["lazaret-runsc", "runsc", "runsc-sandbox", "runsc-gofer"];
+    let mut killed = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        if entry.metadata().map(|m| m.uid()).ok() != Some(me) {
+            continue;
+        }
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let argv: Vec<String> = cmdline
+            .split(|b| *b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        let program = argv
+            .first()
+            .and_then(|a| a.rsplit('/').next())
+            .unwrap_or("");
+        if runtimes.contains(&program) && argv.iter().any(|a| a.contains(id)) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+            killed.push(pid);
+        }
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    for pid in &killed {
+        // Gone, or a zombie its parent has yet to reap.
+        while std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            s.rsplit_once(')')
+                .is_some_and(|(_, r)| !r.trim_start().starts_with('Z'))
+        }) && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+    killed.len()
+}
+
 /// Removes what the OCI runtime keeps of container `id` under `$XDG_RUNTIME_DIR` (rootless
 /// podman's runtime roots): runsc's state, lock and socket, runc's state dir — what their
 /// `delete` removes. Podman has the runtime delete a container's state only through its conmon;
@@ -419,7 +483,7 @@ const CONMON_EXIT_WAIT: std::time::Duration = std::time::Duration::from_secs(10)
 /// and its conmon has exited, when nothing of it is left to use that state. Anything but a
 /// 64-hex-digit ID is left alone. Returns whether there was anything to remove.
 fn clear_oci_state(xdg_runtime: &Path, id: &str) -> bool {
-    if id.len() != 64 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if !container_id(id) {
         return false;
     }
     let runsc = xdg_runtime.join("runsc");
