@@ -1346,8 +1346,13 @@ fn a_conmon_killed_while_the_sandbox_is_created_leaves_no_runsc_behind() {
     assert!(killed, "never saw the sandbox being created");
     ws.release();
     let r = support::finish(holder);
-    assert_ne!(r.code, Some(0), "{r:?}");
-    assert!(r.stderr.contains("lazaret: error"), "{r:?}");
+    // Killed within `create` (the usual case), the start fails; a machine slow enough to let
+    // `create` return first runs the session instead. Nothing may be left either way.
+    if r.code != Some(0) {
+        assert!(r.stderr.contains("lazaret: error"), "{r:?}");
+    } else {
+        println!("the sandbox's create had returned before its conmon was killed");
+    }
     ws.wait_torn_down();
     let left = wait_for(Duration::from_secs(10), || {
         tokens.mine(&procs()).is_empty().then_some(())
