@@ -13,6 +13,7 @@ pub mod fault;
 pub mod launcher;
 pub mod logging;
 pub mod network;
+pub mod pidfd;
 pub mod profile;
 pub mod profile_setup;
 pub mod runtime;

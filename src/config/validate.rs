@@ -274,23 +274,11 @@ pub fn profile(
     };
 
     let linger_secs = match &raw.linger {
-        Some(v) => match super::linger::secs(v.get_ref()) {
-            Ok(secs) => Some(secs),
-            Err(e) => {
-                c.error(Some(&v.span()), e);
-                None
-            }
-        },
+        Some(v) => duration(&mut c, v, super::linger::secs),
         None => parent.and_then(|p| p.linger_secs),
     };
     let idle_stop_secs = match &raw.idle_stop {
-        Some(v) => match super::idle_stop::secs(v.get_ref()) {
-            Ok(secs) => Some(secs),
-            Err(e) => {
-                c.error(Some(&v.span()), e);
-                None
-            }
-        },
+        Some(v) => duration(&mut c, v, super::idle_stop::secs),
         None => parent.and_then(|p| p.idle_stop_secs),
     };
 
@@ -328,6 +316,18 @@ pub fn profile(
 }
 
 /// `memory`, `pids`, `cpus`, `disk` (issue #19): each key set replaces the `extends` profile's.
+/// Seconds of a duration key (`linger`, `idle_stop`) as written, its problem reported at it;
+/// None when invalid.
+fn duration(
+    c: &mut Check<'_>,
+    v: &toml::Spanned<super::duration::RawDuration>,
+    secs: fn(&super::duration::RawDuration) -> Result<u64, String>,
+) -> Option<u64> {
+    secs(v.get_ref())
+        .map_err(|e| c.error(Some(&v.span()), e))
+        .ok()
+}
+
 fn limits(
     c: &mut Check<'_>,
     raw: &RawProfile,

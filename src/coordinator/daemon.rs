@@ -310,7 +310,7 @@ async fn serve(
     let mut watch = tokio::time::interval(SIDECAR_WATCH);
     let mut sidecar_alive = sidecar_pid.is_some();
     // Its exit is waited for on a pidfd where the kernel has them; else looked at every tick.
-    let sidecar_exit = sidecar_pid.and_then(super::liveness::pidfd).and_then(|fd| {
+    let sidecar_exit = sidecar_pid.and_then(crate::pidfd::open).and_then(|fd| {
         // SAFETY: the AsyncFd owns the OwnedFd, which stays open (and the same descriptor)
         // until the AsyncFd is dropped.
         unsafe {

@@ -15,18 +15,6 @@ pub fn process_alive(pid: u32) -> bool {
         && !matches!(state_of(&stat), Some("Z") | Some("X"))
 }
 
-/// A pidfd of `pid` (readable once it exits: waited on instead of looked at, issue #18); None
-/// when the kernel has no pidfd_open or the process is gone.
-pub fn pidfd(pid: u32) -> Option<std::os::fd::OwnedFd> {
-    use std::os::fd::FromRawFd;
-    let pid = i32::try_from(pid).ok().filter(|p| *p > 0)?;
-    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    let fd = i32::try_from(fd).ok().filter(|fd| *fd >= 0)?;
-    // SAFETY: a fresh descriptor that nothing else owns.
-    Some(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
-}
-
 /// The state field of a `/proc/<pid>/stat` line (after the command's closing parenthesis: the
 /// command may itself contain ')').
 fn state_of(stat: &str) -> Option<&str> {
@@ -73,7 +61,7 @@ mod tests {
             Ok(c) => c,
             Err(e) => panic!("spawning sleep: {e}"),
         };
-        let fd = pidfd(child.id()).expect("a pidfd");
+        let fd = crate::pidfd::open(child.id()).expect("a pidfd");
         let readable = |ms: i32| {
             let mut p = libc::pollfd {
                 fd: fd.as_raw_fd(),
@@ -86,7 +74,7 @@ mod tests {
         assert!(!readable(0), "still running");
         assert!(readable(5000), "exited");
         let _ = child.wait();
-        assert!(pidfd(0).is_none());
+        assert!(crate::pidfd::open(0).is_none());
     }
 
     #[test]

@@ -116,7 +116,7 @@ pub fn run(l: &Launch<'_>, timeout: Duration, cancel: &Arc<AtomicBool>) -> HostR
     // The command's exit is waited for on a pidfd (readable at its exit: no 2 ms lag, no
     // wake-ups while a long command runs); the kill switch and the deadline are looked at
     // every [`LOOK`]. Without pidfds, every 2 ms as before.
-    let exit_fd = crate::coordinator::liveness::pidfd(child.id());
+    let exit_fd = crate::pidfd::open(child.id());
     let ended = loop {
         match child.try_wait() {
             Ok(Some(status)) => {

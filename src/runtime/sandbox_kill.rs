@@ -17,7 +17,7 @@ struct Held {
 }
 
 fn pidfd_open(pid: i32) -> Option<OwnedFd> {
-    crate::coordinator::liveness::pidfd(u32::try_from(pid).ok()?)
+    crate::pidfd::open(u32::try_from(pid).ok()?)
 }
 
 fn parent_of(pid: i32) -> Option<i32> {
