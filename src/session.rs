@@ -7,7 +7,9 @@ use crate::coordinator::session_api::{Attached, DomainSession, Prompter};
 use crate::domain::layout::Layout;
 use crate::domain::Domain;
 use crate::profile::AgentProfile;
+use crate::runtime::runsc_exec::RunscExec;
 use crate::runtime::sandbox::{self, ExecRequest};
+use crate::runtime::sandbox_fate::{Fate, RUNSC_FATAL};
 use crate::terminal::cancel::Cancel;
 use crate::terminal::gate::TerminalGate;
 use crate::terminal::prompt::TerminalPrompter;
@@ -157,6 +159,10 @@ impl SessionPlan {
         };
         let direct_ok = matches!(attach, Attach::Terminal | Attach::Pipes);
         let (program, args, direct) = self.exec_command(&sandbox_name, &req, direct_ok);
+        // Where the command goes straight to runsc, what became of the sandbox is asked after
+        // a failure status (issue #19).
+        let fate_of = direct.clone();
+        let direct = direct.is_some();
         // On a terminal, escalation prompts take it over from the sandbox session for a while.
         let gate = Arc::new(TerminalGate::new(self.profile.terminal));
         let access = self.profile.terminal;
@@ -203,6 +209,8 @@ impl SessionPlan {
             }
             Attach::Embedded { run, .. } => run(&program, &args, &cancel),
         });
+        // Domain failures already known are not this run's news (see `new_failures`).
+        let known_failures = self.domain_failures();
         // Git Sentry watches the workspace's git control files while the command runs.
         let watching = Arc::new(crate::wake::WakeFlag::new());
         let watcher = {
@@ -225,6 +233,33 @@ impl SessionPlan {
         match outcome {
             Attached::Exited(code) => {
                 tracing::info!(code, "command ended");
+                self.tell(&self.new_failures(&known_failures), embedded);
+                // Before leaving: the last session's leave removes the sandbox, and with it
+                // what Podman recorded of its end.
+                let stopped = fate_of
+                    .as_ref()
+                    .filter(|_| code == RUNSC_FATAL)
+                    .and_then(|direct| {
+                        let memory = self.profile.limits.memory;
+                        match crate::runtime::sandbox_fate::after_command(
+                            direct,
+                            &sandbox_name,
+                            memory,
+                        ) {
+                            Fate::Running => None,
+                            Fate::Stopped(why) => Some(why),
+                        }
+                    });
+                if let Some(why) = stopped {
+                    tracing::warn!(code, "the Agent Sandbox stopped under the command: {why}");
+                    let _ = session.leave();
+                    self.git_sentry_after_run(embedded);
+                    bail!(
+                        "the Agent Sandbox stopped while the command ran: {why}; the command's \
+                         status is unknown (runsc said {code}). The next `lazaret run` starts a \
+                         new sandbox"
+                    );
+                }
                 if session.leave()? {
                     self.wait_for_sandbox_stop();
                 }
@@ -245,22 +280,22 @@ impl SessionPlan {
     /// do (~50–120 ms less than `podman exec`, issue #18), where the coordinator published the
     /// sandbox for it — on a terminal with this CLI's PTY, on pipes with pipes of its own this
     /// CLI relays (see `run_relayed`); else, and for a non-interactive capture, `podman exec`
-    /// (`LAZARET_SESSION_EXEC=podman` forces it). The last item says which.
+    /// (`LAZARET_SESSION_EXEC=podman` forces it). The last item is the direct way, if taken.
     fn exec_command(
         &self,
         sandbox_name: &str,
         req: &ExecRequest,
         direct_ok: bool,
-    ) -> (String, Vec<String>, bool) {
+    ) -> (String, Vec<String>, Option<RunscExec>) {
         let podman_forced = std::env::var_os("LAZARET_SESSION_EXEC").is_some_and(|v| v == "podman");
         if direct_ok && !podman_forced {
             match crate::runtime::runsc_exec::published(&self.domain.runtime_dir) {
-                Ok(direct) => return (direct.program(), direct.args(req), true),
+                Ok(direct) => return (direct.program(), direct.args(req), Some(direct)),
                 Err(why) => tracing::info!("the command runs through podman exec: {why}"),
             }
         }
         let program = std::env::var("LAZARET_PODMAN").unwrap_or_else(|_| "podman".to_owned());
-        (program, sandbox::exec_args(sandbox_name, req), false)
+        (program, sandbox::exec_args(sandbox_name, req), None)
     }
 
     /// The cards of held destinations on the developer's terminal, when the profile asks
@@ -309,6 +344,30 @@ impl SessionPlan {
                 eprintln!("lazaret: warning: {m}");
             }
         }
+    }
+
+    /// The failures the Domain's coordinator lists now (e.g. "the Network Sidecar exited"),
+    /// from its status file, read before this session leaves (the last leave withdraws it).
+    fn domain_failures(&self) -> Vec<String> {
+        let path = crate::coordinator::paths::status(&self.domain);
+        crate::coordinator::status::DomainStatus::read(&path)
+            .map(|s| s.failures)
+            .unwrap_or_default()
+    }
+
+    /// Failures the Domain reported while this command ran, for the developer's terminal
+    /// (`lazaret ps` and the TUI list them too), escaped.
+    fn new_failures(&self, known: &[String]) -> Vec<String> {
+        self.domain_failures()
+            .into_iter()
+            .filter(|f| !known.contains(f))
+            .map(|f| {
+                format!(
+                    "the Domain reported while the command ran: {}",
+                    crate::terminal::escape::visible(&f)
+                )
+            })
+            .collect()
     }
 
     /// The last session out waits until the coordinator has stopped the Agent Sandbox (it

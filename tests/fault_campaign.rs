@@ -819,6 +819,23 @@ fn trial(
                         .map(|(i, _)| *i)
                         .filter(|_| plan.component == Component::Cli);
                     killed = Some(target);
+                    // The coordinator notices a dead sidecar while the Domain runs: the
+                    // Domain lists the failure (observation 4 of the campaign's journal).
+                    if plan.component == Component::Sidecar && phase == "published" {
+                        let noticed = wait_for(Duration::from_secs(5), || {
+                            let r = ws.lazaret(&["ps", "--json"]);
+                            if r.stdout.contains("the Network Sidecar exited") {
+                                return Some(true);
+                            }
+                            (!ws.runtime_dir().join("status.json").exists()).then_some(false)
+                        });
+                        if noticed.is_none() {
+                            failures.push(
+                                "the sidecar was killed; `lazaret ps --json` listed no failure"
+                                    .into(),
+                            );
+                        }
+                    }
                 }
             }
         }
@@ -905,6 +922,16 @@ fn trial(
                 "{}: exit {:?} with nothing on stderr",
                 tag(e.index),
                 e.run.code
+            ));
+        }
+        // A sandbox that went away is Lazaret's failure, said as such (125), never runsc's
+        // own 128 passed on as the command's status (observation 3).
+        if plan.component == Component::RunscSandbox && killed.is_some() && e.run.code == Some(128)
+        {
+            failures.push(format!(
+                "{}: exit 128 (runsc's status) after runsc-sandbox was killed: {}",
+                tag(e.index),
+                last_line(&e.run.stderr)
             ));
         }
         // Killing one CLI or one host command harms no other session.
@@ -1365,6 +1392,53 @@ fn a_conmon_killed_while_the_sandbox_is_created_leaves_no_runsc_behind() {
     assert!(left.is_some(), "processes left: {mine:#?}");
     assert_eq!(runtime_leftovers(&ws, &tokens), Vec::<String>::new());
     // And the Domain starts again.
+    let next = ws.run(&["true"]);
+    assert_eq!(next.code, Some(0), "{next:?}");
+    ws.wait_torn_down();
+}
+
+/// Regression (observation 3 of the campaign): `runsc-sandbox` killed under a running command
+/// made `lazaret run` exit 128 with only runsc's `WaitPID` error — runsc's own status, read as
+/// the command's. Now the CLI sees the sandbox is gone and says so as Lazaret's failure (125);
+/// the next run starts a new sandbox.
+#[test]
+fn a_killed_runsc_sandbox_is_reported_as_the_sandbox_stopping_not_as_the_command_s_status() {
+    let dev = Dev::get();
+    let ws = dev.workspace("fault-sandbox-gone");
+    let started = ws.path.join(".started");
+    let holder = ws.spawn(&["sh", "-c", &format!("touch .started; {}", support::HOLD)]);
+    let name = format!("lazaret-{}-sandbox", ws.domain.as_str());
+    let until = Instant::now() + Duration::from_secs(90);
+    while !started.exists() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(started.exists(), "the command never started");
+    let table = procs();
+    let sandbox = table
+        .iter()
+        .find(|p| !p.zombie && p.base() == "conmon" && p.argv.contains(&name))
+        .and_then(|c| {
+            table.iter().find(|p| {
+                !p.zombie
+                    && p.argv.first().map(String::as_str) == Some("runsc-sandbox")
+                    && descends(&table, p.pid, c.pid)
+            })
+        })
+        .map(|p| p.pid);
+    let Some(sandbox) = sandbox else {
+        panic!("no runsc-sandbox below the sandbox's conmon");
+    };
+    kill(sandbox);
+    let r = support::finish(holder);
+    assert_eq!(r.code, Some(125), "{r:?}");
+    assert!(
+        r.stderr.contains(
+            "the Agent Sandbox stopped while the command ran: its runsc-sandbox process was \
+             killed by signal 9 (SIGKILL)"
+        ),
+        "{r:?}"
+    );
+    ws.wait_torn_down();
     let next = ws.run(&["true"]);
     assert_eq!(next.code, Some(0), "{next:?}");
     ws.wait_torn_down();

@@ -204,7 +204,7 @@ use std::path::Path;
 
 /// A memory hog inside, under `memory = "512m"`: 200 MiB is fine; 900 MiB makes the wrapper
 /// kill the whole sandbox (as a cgroup OOM kill of the Sentry would), so the command never
-/// finishes and the Domain is torn down.
+/// finishes, `lazaret run` says so (exit 125) and the Domain is torn down.
 #[test]
 fn a_memory_hog_beyond_memory_stops_the_sandbox() {
     let dev = Dev::get();
@@ -230,7 +230,13 @@ fn a_memory_hog_beyond_memory_stops_the_sandbox() {
         !r.stdout.contains("after-big"),
         "the sandbox survived: {r:?}"
     );
-    assert_ne!(r.code, Some(0), "{r:?}");
+    // Lazaret's own failure (125), saying why — not runsc's status passed on as the command's.
+    assert_eq!(r.code, Some(125), "{r:?}");
+    assert!(
+        r.stderr
+            .contains("the Agent Sandbox stopped while the command ran: it went over the profile's memory limit (512 MiB)"),
+        "{r:?}"
+    );
     assert!(took < Duration::from_secs(120), "took {took:?}");
     ws.wait_torn_down();
 }

@@ -119,6 +119,10 @@ pub fn execute(layout: &Layout, args: PsArgs) -> anyhow::Result<i32> {
                 how
             );
         }
+        // What went wrong in the running Domain (e.g. its Network Sidecar exited), escaped.
+        for f in &d.failures {
+            outln!("    failure: {}", crate::terminal::escape::visible(f));
+        }
     }
     Ok(0)
 }

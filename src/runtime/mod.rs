@@ -15,6 +15,7 @@ pub mod run_rules_store;
 pub mod runsc_exec;
 pub mod runsc_wrapper;
 pub mod sandbox;
+pub mod sandbox_fate;
 pub mod sandbox_kill;
 pub mod sandbox_mounts;
 pub mod sandbox_namespaces;

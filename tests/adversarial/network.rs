@@ -276,9 +276,24 @@ fn a_killed_sidecar_leaves_the_sandbox_without_network_and_the_domain_says_so() 
     })
     .expect("`lazaret ps` reports the sidecar's failure");
     assert!(failure.contains("Network Sidecar exited"), "{failure}");
+    // `lazaret ps` without --json says it too.
+    let ps = ws.lazaret(&["ps"]);
+    assert!(
+        ps.stdout
+            .contains("    failure: the Network Sidecar exited: the Agent Sandbox has no network"),
+        "{ps:?}"
+    );
     ws.release();
     let r = support::finish(child);
     assert_eq!(r.code, Some(0), "{r:?}");
+    // And the `lazaret run` whose command ran meanwhile tells its developer at the end.
+    assert!(
+        r.stderr.contains(
+            "lazaret: warning: the Domain reported while the command ran: the Network Sidecar \
+             exited"
+        ),
+        "{r:?}"
+    );
     let mut want = verdicts(PUBLIC, "open");
     want.extend(verdicts(PUBLIC, "refused"));
     let got: Vec<String> = r.stdout.lines().map(str::to_owned).collect();

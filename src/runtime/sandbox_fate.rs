@@ -1,0 +1,207 @@
+//! Whether the Agent Sandbox outlived a command that ended with a failure status, and if not,
+//! why it stopped (issue #19).
+//!
+//! When the sandbox dies under a running command (its `runsc-sandbox` process killed, the
+//! memory bound reached), `runsc exec` ends with runsc's own fatal status (128) and prints
+//! runsc's error (`urpc method "containerManager.WaitPID" failed`) — which reads like the
+//! command's status. The CLI asks here before it passes that status on: when the sandbox's
+//! process has exited, Podman records why (the wrapper's init exits with [`MEMORY_LIMIT_EXIT`]
+//! when the memory bound killed the sandbox, 128 + N when a signal did).
+//!
+//! The sandbox is its `runsc-sandbox` process (the Sentry), whose host pid runsc's state holds.
+//! Its control socket is no witness: the ptrace platform's stub processes hold copies of it and
+//! outlive a killed Sentry for a moment, so a connection can still be accepted into the backlog.
+//! Only a status of 128 (runsc's own fatal status) is looked into, so a command's ordinary
+//! failures cost nothing.
+
+use super::limits::MEMORY_LIMIT_EXIT;
+use super::podman::Podman;
+use super::runsc_exec::RunscExec;
+use super::runsc_wrapper::state_paths;
+use std::time::{Duration, Instant};
+
+/// How long Podman gets to record the stopped sandbox's exit (conmon writes it once the
+/// wrapper's init has reaped the sandbox).
+const RECORD_WAIT: Duration = Duration::from_secs(3);
+
+/// The status `runsc exec` ends with when runsc itself failed (its `Fatalf`), e.g. because the
+/// sandbox went away under it.
+pub const RUNSC_FATAL: i32 = 128;
+
+/// What became of the sandbox a command ran in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fate {
+    /// It still runs (or whether it does cannot be told): the status is the command's.
+    Running,
+    /// It stopped; the text says why, for "the Agent Sandbox stopped …: {why}".
+    Stopped(String),
+}
+
+/// How long a sandbox process that looks alive gets to be seen exiting: runsc exec's connection
+/// ends while the killed Sentry closes its descriptors, a moment before it is a zombie.
+const EXIT_GRACE: Duration = Duration::from_millis(300);
+
+/// The host pid of the sandbox's `runsc-sandbox` process, from runsc's state (which the
+/// trusted wrapper rewrote to host pids); None when the state cannot be read.
+pub fn sandbox_pid(direct: &RunscExec) -> Option<u32> {
+    let (state, _) = state_paths(&direct.root, &direct.container_id);
+    let text = std::fs::read(state).ok()?;
+    pid_of_state(&text)
+}
+
+/// `sandbox.pid` of a runsc state file.
+pub fn pid_of_state(text: &[u8]) -> Option<u32> {
+    let state: serde_json::Value = serde_json::from_slice(text).ok()?;
+    let pid = state.get("sandbox")?.get("pid")?.as_u64()?;
+    u32::try_from(pid).ok().filter(|p| *p > 0)
+}
+
+/// Whether the sandbox process `pid` has exited (or exits within `grace`): gone, a zombie, a
+/// reused pid that is not `runsc-sandbox` any more, or its pidfd readable in time.
+pub fn exited(pid: u32, grace: Duration) -> bool {
+    let Some(fd) = crate::pidfd::open(pid) else {
+        return true;
+    };
+    let argv0 = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    if argv0.split(|b| *b == 0).next() != Some(b"runsc-sandbox".as_slice()) {
+        return true;
+    }
+    let mut fds = [nix::poll::PollFd::new(
+        std::os::fd::AsFd::as_fd(&fd),
+        nix::poll::PollFlags::POLLIN,
+    )];
+    let ms = u16::try_from(grace.as_millis()).unwrap_or(u16::MAX);
+    matches!(nix::poll::poll(&mut fds, ms), Ok(n) if n > 0)
+}
+
+/// Looks after a command of the sandbox `container` (Podman's name) ended: [`Fate::Running`]
+/// unless the sandbox process of `direct` has exited; then what Podman recorded.
+pub fn after_command(direct: &RunscExec, container: &str, memory: Option<u64>) -> Fate {
+    let gone = sandbox_pid(direct).is_some_and(|pid| exited(pid, EXIT_GRACE));
+    tracing::info!(gone, "asked whether the Agent Sandbox outlived the command");
+    if !gone {
+        return Fate::Running;
+    }
+    let podman = Podman::default();
+    let deadline = Instant::now() + RECORD_WAIT;
+    loop {
+        let recorded = podman
+            .output(
+                "looking at the stopped Agent Sandbox",
+                [
+                    "container",
+                    "inspect",
+                    "--format",
+                    "{{.State.Status}} {{.State.ExitCode}}",
+                    container,
+                ],
+            )
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned());
+        if let Some(why) = recorded.as_deref().and_then(|r| stopped_because(r, memory)) {
+            return Fate::Stopped(why);
+        }
+        if Instant::now() >= deadline {
+            return Fate::Stopped("its runsc-sandbox process is gone".into());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Why the sandbox stopped, from Podman's `STATUS EXITCODE` of its container; `None` while it
+/// is recorded as running. `memory` is the profile's bound, for the message.
+pub fn stopped_because(recorded: &str, memory: Option<u64>) -> Option<String> {
+    let mut words = recorded.split_whitespace();
+    let (status, code) = (words.next()?, words.next()?);
+    if matches!(status, "running" | "paused" | "created" | "initialized") {
+        return None;
+    }
+    let code: i64 = code.parse().ok()?;
+    Some(describe_exit(code, memory))
+}
+
+/// The sandbox's exit status in words.
+pub fn describe_exit(code: i64, memory: Option<u64>) -> String {
+    if code == i64::from(MEMORY_LIMIT_EXIT) {
+        return match memory {
+            Some(m) => format!(
+                "it went over the profile's memory limit ({}) and was stopped",
+                crate::config::limits::describe_bytes(m)
+            ),
+            None => "it went over the profile's memory limit and was stopped".into(),
+        };
+    }
+    match code {
+        129..=159 => format!(
+            "its runsc-sandbox process was killed by signal {}{}",
+            code - 128,
+            signal_name(code - 128)
+        ),
+        _ => format!("it exited with status {code}"),
+    }
+}
+
+fn signal_name(n: i64) -> &'static str {
+    match n {
+        9 => " (SIGKILL)",
+        15 => " (SIGTERM)",
+        6 => " (SIGABRT)",
+        11 => " (SIGSEGV)",
+        _ => "",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_running_sandbox_has_no_reason_yet() {
+        assert_eq!(stopped_because("running 0\n", None), None);
+        assert_eq!(stopped_because("", None), None);
+        assert_eq!(stopped_because("exited notanumber", None), None);
+    }
+
+    #[test]
+    fn the_memory_bound_is_named_with_its_size() {
+        let why = stopped_because("exited 251\n", Some(512 << 20)).unwrap_or_default();
+        assert!(why.contains("memory limit (512 MiB)"), "{why}");
+        let why = stopped_because("stopped 251", None).unwrap_or_default();
+        assert!(why.contains("memory limit"), "{why}");
+    }
+
+    #[test]
+    fn a_killed_sandbox_names_the_signal() {
+        let why = stopped_because("exited 137", None).unwrap_or_default();
+        assert_eq!(
+            why,
+            "its runsc-sandbox process was killed by signal 9 (SIGKILL)"
+        );
+        assert_eq!(describe_exit(3, None), "it exited with status 3");
+    }
+
+    #[test]
+    fn the_sandbox_pid_is_read_from_runsc_s_state() {
+        let state =
+            br#"{"id":"x","status":"running","goferPid":9564,"sandbox":{"id":"x","pid":9568}}"#;
+        assert_eq!(pid_of_state(state), Some(9568));
+        assert_eq!(pid_of_state(br#"{"sandbox":{"pid":0}}"#), None);
+        assert_eq!(pid_of_state(br#"{"sandbox":{"pid":-3}}"#), None);
+        assert_eq!(pid_of_state(b"not json"), None);
+    }
+
+    #[test]
+    fn a_process_that_is_not_runsc_sandbox_counts_as_gone() {
+        // This test's own process is alive but is no Sentry: a reused pid.
+        assert!(exited(std::process::id(), Duration::ZERO));
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let pid = child.id();
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(exited(pid, Duration::ZERO));
+    }
+}
