@@ -570,6 +570,32 @@ fn notifications_and_enq_do_not_reach_the_host_terminal_by_default() {
     st.exit();
 }
 
+/// Attack (found by fuzzing the output filter, issue #19): splice a notification together
+/// around an OSC the filter drops — `ESC]777` ended by a clipboard write, then `;notify;…`;
+/// the same after a lone ESC (`ESC ESC]52;… SUB ]777;notify;…`); iTerm2's attention request
+/// likewise. Dropping the OSC 52 with the ESC that ended the string before it made the terminal
+/// see `ESC]777;notify;…`: a desktop notification the profile had not allowed.
+#[test]
+fn a_notification_cannot_be_spliced_together_around_a_dropped_osc() {
+    let dev = Dev::get();
+    let ws = workspace(&dev, "adv-splice", "");
+    let st = Stage::start(&dev, &ws, "splice");
+    st.run_and_wait(
+        "printf '\\e]777\\e]52;aGk=\\a;notify;Lazaret;Approve\\e\\\\'; \
+         printf '\\e\\e]52;x\\032]777;notify;Lazaret;Approve\\a'; \
+         printf '\\e]1337;\\e]52;x\\aRequestAttention=yes\\a'",
+        "splice",
+    );
+    let raw = st.raw();
+    assert!(contains(&raw, b"splice-42"), "no capture");
+    for bad in [&b"\x1b]777;"[..], b"\x1b]1337;RequestAttention", b"\x1b]52"] {
+        assert!(!contains(&raw, bad), "{bad:?} reached the terminal");
+    }
+    // The passed string is ended where the dropped one was.
+    assert!(contains(&raw, b"\x1b]777\x1b\\;notify"), "{raw:?}");
+    st.exit();
+}
+
 /// The documented setting `notifications = true` lets the notifications through (ENQ never).
 #[test]
 fn the_notifications_setting_lets_them_through() {
