@@ -55,7 +55,10 @@ pub fn run(layout: &Layout, opts: &RunOptions) -> anyhow::Result<i32> {
         plan.profile.terminal,
         true,
     )?;
-    if matches!(outcome, attach::Outcome::Exited(_)) {
+    if matches!(
+        outcome,
+        attach::Outcome::Exited(_) | attach::Outcome::SandboxStopped(_)
+    ) {
         wait_if_last(&plan, &[info.session_id.as_str().to_owned()]);
     }
     Ok(attach::report(&outcome, &info.session_id))

@@ -675,3 +675,68 @@ fn idle_stop_ends_a_domain_whose_sessions_are_detached_and_silent_but_not_an_att
         "the coordinator's log says why"
     );
 }
+
+/// The host pid of the Domain's `runsc-sandbox` process (the Sentry): the one whose command
+/// line names the sandbox container's ID.
+fn sentry_pid(dev: &Dev, ws: &TestWorkspace) -> Option<u32> {
+    let name = format!("lazaret-{}-sandbox", ws.domain.as_str());
+    let out = dev
+        .command("podman")
+        .args(["inspect", "--format", "{{.Id}}", &name])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let id = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    if id.len() != 64 {
+        return None;
+    }
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+        let argv: Vec<String> = cmdline
+            .split(|b| *b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        (argv.first().map(String::as_str) == Some("runsc-sandbox")
+            && argv.iter().any(|a| a.contains(&id)))
+        .then_some(pid)
+    })
+}
+
+/// Issue #19: the Agent Sandbox killed under a coordinator-owned session (its runsc-sandbox
+/// process SIGKILLed). The attached `lazaret run --detachable` says the sandbox stopped and why,
+/// and exits 125 (Lazaret's failure) — not runsc's own 128 as if it were the command's status.
+#[test]
+fn a_detachable_session_whose_sandbox_is_killed_says_so_instead_of_runsc_s_status() {
+    let dev = Dev::get();
+    let ws = dev.workspace("sandbox-gone-hosted");
+    let dir = ws.path.display().to_string();
+    let tmux = Tmux::start(&dev, "sandbox-gone", "t", &dir, 200, 30);
+    let env = ws.env_args().join(" ");
+    let lazaret = lazaret_bin().display().to_string();
+    tmux.type_line(
+        "t",
+        &format!(
+            "PS1='host$ '; env {env} {lazaret} run --detachable -- sh -c \
+             'echo holding-$((6*7)); sleep 120'; echo cli-rc=$?"
+        ),
+    );
+    tmux.wait_screen("t", "the command", |s| s.contains("\nholding-42"));
+    let pid = wait_for(Duration::from_secs(10), || sentry_pid(&dev, &ws))
+        .expect("the sandbox's runsc-sandbox process");
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let screen = tmux.wait_screen("t", "the CLI's exit", |s| {
+        s.lines().any(|l| l.starts_with("cli-rc="))
+    });
+    assert!(screen.contains("cli-rc=125"), "{screen}");
+    assert!(
+        screen.contains("the Agent Sandbox stopped while the command ran"),
+        "{screen}"
+    );
+    assert!(screen.contains("killed by signal 9 (SIGKILL)"), "{screen}");
+    assert_torn_down(&ws);
+}

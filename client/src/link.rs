@@ -567,6 +567,7 @@ async fn message(
             session_id,
             status,
             reason,
+            ..
         } => {
             routes.forget(session_id.as_str());
             events(LinkEvent::Exited {

@@ -334,11 +334,15 @@ pub enum CoordinatorMessage {
     },
     /// No longer attached to the session (asked for, or the session ended).
     Detached { session_id: SessionId },
-    /// A session's process ended (`status`: its exit status when known).
+    /// A session's process ended (`status`: its exit status when known). `sandbox_stopped`:
+    /// the Agent Sandbox itself stopped under the command (`reason` says why), so `status` is
+    /// runsc's, not the command's.
     SessionExited {
         session_id: SessionId,
         status: Option<i32>,
         reason: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        sandbox_stopped: bool,
     },
     /// The Domain's sessions (answer to [`ClientMessage::ListSessions`]).
     Sessions { sessions: Vec<SessionInfo> },
@@ -888,6 +892,13 @@ mod tests {
                 session_id: sid.clone(),
                 status: Some(3),
                 reason: "exited".into(),
+                sandbox_stopped: false,
+            },
+            CoordinatorMessage::SessionExited {
+                session_id: sid.clone(),
+                status: Some(128),
+                reason: "the Agent Sandbox stopped while the command ran: …".into(),
+                sandbox_stopped: true,
             },
             CoordinatorMessage::Sessions {
                 sessions: vec![info.clone()],

@@ -30,6 +30,8 @@ pub enum Outcome {
     Detached,
     /// The session's process ended.
     Exited(Option<i32>),
+    /// The Agent Sandbox stopped under the command; why.
+    SandboxStopped(String),
     /// The coordinator went away.
     Gone(String),
 }
@@ -287,9 +289,12 @@ async fn pump(
                     }
                     CoordinatorMessage::Detached { session_id }
                         if &session_id == session && detaching => return Ok(Outcome::Detached),
-                    CoordinatorMessage::SessionExited { session_id, status, .. }
+                    CoordinatorMessage::SessionExited { session_id, status, reason, sandbox_stopped }
                         if &session_id == session => {
                         open.withdraw_all("the session ended");
+                        if sandbox_stopped {
+                            return Ok(Outcome::SandboxStopped(reason));
+                        }
                         return Ok(Outcome::Exited(status));
                     }
                     CoordinatorMessage::EscalationPrompt { prompt } => {
@@ -330,6 +335,15 @@ pub fn report(outcome: &Outcome, session: &SessionId) -> i32 {
             0
         }
         Outcome::Exited(status) => status.unwrap_or(0),
+        // Lazaret's failure, not the command's status (runsc's own 128).
+        Outcome::SandboxStopped(reason) => {
+            eprintln!(
+                "\r\nlazaret: error: {}; the command's status is unknown. The next `lazaret run` \
+                 starts a new sandbox",
+                crate::terminal::escape::visible(reason)
+            );
+            125
+        }
         Outcome::Gone(reason) => {
             eprintln!(
                 "\r\nlazaret: the Domain's Session Coordinator went away ({reason}); the session \

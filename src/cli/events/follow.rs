@@ -178,6 +178,7 @@ fn hear(
             session_id,
             status,
             reason,
+            ..
         } => events.extend(f.watch.exited(session_id.as_str(), status, &reason)),
         CoordinatorMessage::EscalationPrompt { prompt } => events.extend(f.watch.prompt(&prompt)),
         CoordinatorMessage::EscalationWithdrawn { request_id, reason } => {

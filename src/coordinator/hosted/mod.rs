@@ -61,6 +61,19 @@ pub struct SpawnConfig {
 }
 
 impl SpawnConfig {
+    /// How a session's end asks whether the sandbox `sandbox` (Podman's name) stopped under
+    /// it: where runsc's state can be read (direct exec configured).
+    fn fate(&self, sandbox: &str) -> Option<session::SandboxFate> {
+        let direct = self.direct.clone()?;
+        let (sandbox, memory) = (sandbox.to_owned(), self.profile.limits.memory);
+        Some(Box::new(
+            move || match crate::runtime::sandbox_fate::after_command(&direct, &sandbox, memory) {
+                crate::runtime::sandbox_fate::Fate::Running => None,
+                crate::runtime::sandbox_fate::Fate::Stopped(why) => Some(why),
+            },
+        ))
+    }
+
     /// The program and arguments that run a session's command: runsc directly while the
     /// sandbox's conmon still runs, else `podman exec`.
     fn session_command(
@@ -305,6 +318,7 @@ impl SessionHost {
                 args,
                 size,
                 scrollback: SCROLLBACK,
+                fate: me.spawn.fate(&sandbox),
             };
             let host = me.clone();
             let on_activity = Arc::downgrade(&me);
@@ -702,6 +716,7 @@ impl SessionHost {
             session_id: session.id.clone(),
             status: exit.status,
             reason: exit.reason,
+            sandbox_stopped: exit.sandbox_stopped,
         };
         for v in lock(&self.viewers).values() {
             if v.centre.is_some() && !v.models.contains_key(session.id.as_str()) {

@@ -24,6 +24,8 @@ const CHUNK: usize = 64 * 1024;
 pub struct Exit {
     pub status: Option<i32>,
     pub reason: String,
+    /// The Agent Sandbox stopped under the command (`reason` says why).
+    pub sandbox_stopped: bool,
 }
 
 struct State {
@@ -90,7 +92,13 @@ pub struct Spawn {
     pub args: Vec<String>,
     pub size: (u16, u16),
     pub scrollback: usize,
+    /// Asked when the command ends with runsc's own fatal status: why the Agent Sandbox
+    /// stopped, if it did (see [`crate::runtime::sandbox_fate`]).
+    pub fate: Option<SandboxFate>,
 }
+
+/// Why the sandbox stopped under a command, if it did.
+pub type SandboxFate = Box<dyn Fn() -> Option<String> + Send>;
 
 impl HostedSession {
     /// Starts the session's process; `on_exit` runs on the reader thread once it has ended.
@@ -153,15 +161,19 @@ impl HostedSession {
         };
         let end = watch_fd.map(|fd| crate::terminal::output_end::OutputEnd::new(fd, exited));
         let me = session.clone();
+        let fate = spec.fate;
         std::thread::Builder::new()
             .name("session-pty".into())
             .spawn(move || {
                 me.pump(reader, end, &on_activity);
                 let status = waiter.join().ok().flatten();
+                let stopped = fate
+                    .filter(|_| status == Some(crate::runtime::sandbox_fate::RUNSC_FATAL))
+                    .and_then(|ask| ask());
                 // The session leaves the Domain (and the status `lazaret ps` reads) before its
                 // clients hear it ended: a client that then waits for the Domain's teardown
                 // never sees it listed any more. `on_exit` tells them.
-                let told = Ended(me.ended(status));
+                let told = Ended(me.ended(status, stopped));
                 on_exit(&me, told);
             })?;
         Ok(session)
@@ -224,16 +236,22 @@ impl HostedSession {
 
     /// The process ended: nothing can be written to it any more; attached clients are told.
     /// Returns the attachments to tell (see [`Self::tell_ended`]).
-    fn ended(&self, status: Option<i32>) -> Vec<Attachment> {
+    fn ended(&self, status: Option<i32>, stopped: Option<String>) -> Vec<Attachment> {
         *lock(&self.writer) = None;
         *lock(&self.master) = None;
         *lock(&self.killer) = None;
-        let reason = match status {
-            Some(code) => format!("the command exited with status {code}"),
-            None => "the command ended".to_owned(),
+        let sandbox_stopped = stopped.is_some();
+        let reason = match (stopped, status) {
+            (Some(why), _) => format!("the Agent Sandbox stopped while the command ran: {why}"),
+            (None, Some(code)) => format!("the command exited with status {code}"),
+            (None, None) => "the command ended".to_owned(),
         };
         let mut st = lock(&self.state);
-        st.exit = Some(Exit { status, reason });
+        st.exit = Some(Exit {
+            status,
+            reason,
+            sandbox_stopped,
+        });
         st.attachments.drain(..).collect()
     }
 
@@ -246,6 +264,7 @@ impl HostedSession {
                 session_id: self.id.clone(),
                 status: exit.status,
                 reason: exit.reason.clone(),
+                sandbox_stopped: exit.sandbox_stopped,
             });
             a.tell(CoordinatorMessage::Detached {
                 session_id: self.id.clone(),
