@@ -241,22 +241,53 @@ fn a_memory_hog_beyond_memory_stops_the_sandbox() {
     ws.wait_torn_down();
 }
 
-/// `disk` is checked at start: over it, the starting `lazaret run` says so (and runs).
+/// `disk` is watched while the Domain runs: going over it is listed as the Domain's failure
+/// (`lazaret ps`) and the `lazaret run` whose command ran meanwhile warns at its end; and it is
+/// checked at start: over it, the starting `lazaret run` says so (and runs). Writes are not
+/// stopped.
 #[test]
-fn a_domain_over_its_disk_bound_is_told_at_start() {
+fn a_domain_over_its_disk_bound_is_told_while_it_runs_and_at_start() {
     let dev = Dev::get();
     let ws = dev.workspace("limits-disk").with_profile(
         "capped",
         "[profiles.capped]\nextends = \"shell\"\ndisk = \"1m\"\n",
     );
     ws.host_sh("echo 'deps/' > .gitignore && git add .gitignore && git -c user.name=t -c user.email=t@localhost commit -qm ignore && mkdir -p deps");
-    let r = ws.run(&[
-        "sh",
-        "-c",
-        "head -c 3000000 /dev/zero > /workspace/deps/blob && echo wrote",
-    ]);
+    // The coordinator looks every 300 ms here (30 s at least otherwise).
+    let running = ws.spawn_in(
+        "",
+        &["LAZARET_TEST_DISK_LOOK_MS=300"],
+        &[
+            "sh",
+            "-c",
+            &format!(
+                "head -c 3000000 /dev/zero > /workspace/deps/blob && echo wrote; {}",
+                support::HOLD
+            ),
+        ],
+        false,
+    );
+    let listed = support::wait_for(Duration::from_secs(60), || {
+        let ps = ws.lazaret(&["ps"]);
+        ps.stdout
+            .lines()
+            .any(|l| {
+                l.contains("failure: this Domain's state takes")
+                    && l.contains("MiB, over the profile's disk = 1 MiB")
+            })
+            .then_some(ps)
+    });
+    ws.release();
+    let r = support::finish(running);
+    assert!(listed.is_some(), "`lazaret ps` listed no disk failure");
     assert_eq!(r.code, Some(0), "{r:?}");
-    assert!(!r.stderr.contains("disk ="), "{r:?}");
+    assert!(r.stdout.contains("wrote"), "{r:?}");
+    assert!(
+        r.stderr.contains(
+            "warning: the Domain reported while the command ran: this Domain's state takes"
+        ),
+        "{r:?}"
+    );
     ws.wait_torn_down();
     let r = ws.run(&["true"]);
     assert_eq!(r.code, Some(0), "{r:?}");

@@ -187,6 +187,9 @@ fn run(
     if let Some(after) = profile.idle_stop() {
         super::hosted::idle_stop::spawn(&host, after);
     }
+    if let Some(bound) = profile.limits.disk {
+        super::disk_watch::spawn(Arc::downgrade(&engine), domain.root.clone(), bound);
+    }
     let endpoint = Arc::new(Endpoint {
         engine,
         host,

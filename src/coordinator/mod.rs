@@ -9,6 +9,7 @@ pub mod client;
 mod client_conn;
 pub mod core;
 pub mod daemon;
+pub mod disk_watch;
 pub mod domain_state;
 pub mod driver;
 pub mod driver_edges;

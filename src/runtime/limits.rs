@@ -252,7 +252,9 @@ pub fn enforcement(host: &HostCgroups) -> Vec<Enforcement> {
             resource: "disk",
             enforced: false,
             how: "NOT enforced: checked when `lazaret run` starts the Domain (a note when over) \
-                  and shown by `lazaret state list`; nothing stops writes while it runs"
+                  and watched while it runs (over it, the Domain lists a failure: `lazaret ps`, \
+                  the TUI, the `lazaret run` that ran meanwhile); shown by `lazaret state list`; \
+                  nothing stops writes"
                 .into(),
             why_not_cgroups: Some("no unprivileged quota on the Domain's directories".into()),
         },
@@ -277,7 +279,9 @@ pub fn disk_notice(domain_root: &Path, bound: Option<u64>) -> Option<String> {
 pub fn disk_over(used: u64, partial: bool, bound: u64) -> Option<String> {
     (used > bound).then(|| {
         format!(
-            "this Domain's state takes {}{}, over the profile's disk = {}: `lazaret state list`              shows where, `lazaret state reset --path PATH` forgets one persistent path (the              bound is checked at start, not enforced while the sandbox runs)",
+            "this Domain's state takes {}{}, over the profile's disk = {}: `lazaret state list` \
+             shows where, `lazaret state reset --path PATH` forgets one persistent path (the \
+             bound is watched, not enforced: nothing stops writes)",
             if partial { "at least " } else { "" },
             describe_bytes(used),
             describe_bytes(bound)
