@@ -69,6 +69,9 @@ pub const EMULATOR_HISTORY: usize = 1000;
 pub struct SessionScreen {
     term: Term<Listener>,
     parser: Processor<NoSync>,
+    /// What the parser has not been fed yet: an incomplete UTF-8 sequence at the end of the
+    /// output so far.
+    utf8: lazaret_ui::terminal::utf8_cut::Utf8Cut,
     listener: Listener,
     history: History,
     /// The emulator has allocated history rows since the last [`SessionScreen::trim`].
@@ -89,6 +92,7 @@ impl SessionScreen {
         Self {
             term: Term::new(config, &Size::new(rows, cols), listener.clone()),
             parser: Processor::new(),
+            utf8: Default::default(),
             listener,
             history: History::new(scrollback_lines),
             row_cache: false,
@@ -101,10 +105,14 @@ impl SessionScreen {
     /// calmed down: a prompt, an echo, a full-screen redraw).
     pub fn process(&mut self, bytes: &[u8]) {
         let mut scrolled = false;
-        let mut rest = bytes;
+        // The parser is fed whole characters only (vte 0.15 loses the one after a sequence
+        // it completes across calls: see `utf8_cut`).
+        let mut joined = Vec::new();
+        let mut rest = self.utf8.feed(bytes, &mut joined);
         while !rest.is_empty() {
             let (rows, cols) = self.dims();
             let n = pieces::piece_len(rest, rows, cols).max(1);
+            let n = lazaret_ui::terminal::utf8_cut::boundary_near(rest, n);
             self.parser.advance(&mut self.term, &rest[..n]);
             scrolled |= self.collect_scrolled();
             rest = &rest[n..];

@@ -108,3 +108,54 @@ fn history_and_soft_wraps_survive() {
     assert_eq!(ha[51].plain_text(), "w".repeat(20));
     assert_eq!(ha[52].plain_text(), "w".repeat(5));
 }
+
+/// Found by fuzzing (issue #19, `scripts/fuzz screen`, after 2.7 M executions): vte 0.15 lost
+/// the character after a UTF-8 sequence one `advance` ended and the next completed. Both cuts
+/// happen here: a read boundary (any byte) and a piece boundary (`pieces`, here after the
+/// escapes that use up a piece's scroll budget). The screen is the same whatever the cuts.
+#[test]
+fn a_character_cut_between_reads_or_pieces_loses_nothing_after_it() {
+    let text = "ae\u{301}e\u{301}z 中文 \u{1F600}!";
+    for escapes in 0..30 {
+        let mut bytes = "\x1b[H".repeat(escapes).into_bytes();
+        bytes.extend_from_slice(text.as_bytes());
+        let mut whole = SessionScreen::new(16, 16, 0);
+        whole.process(&bytes);
+        let want = whole.snapshot(0);
+        assert!(
+            want.lines[0].text.starts_with("ae\u{301}e\u{301}z"),
+            "{escapes} escapes: {:?}",
+            want.lines[0].text
+        );
+        for at in 1..bytes.len() {
+            let mut cut = SessionScreen::new(16, 16, 0);
+            cut.process(&bytes[..at]);
+            cut.process(&bytes[at..]);
+            assert_eq!(
+                cut.snapshot(0).lines,
+                want.lines,
+                "{escapes} escapes, cut at {at}"
+            );
+        }
+    } // A piece boundary inside U+0301: 24 escapes that may scroll a screen each leave a budget
+      // of 16 rows, so the plain run after them is cut at byte 271 (the crash's cut), here
+      // between the two bytes of U+0301.
+    let mut bytes = "\x1b[H".repeat(24).into_bytes();
+    bytes.extend_from_slice(&[b'x'; 197]);
+    bytes.extend_from_slice("e\u{301}e\u{301}z".as_bytes());
+    assert_eq!(pieces::piece_len(&bytes, 16, 16), 271);
+    let mut whole = SessionScreen::new(16, 16, 0);
+    whole.process(&bytes);
+    let mut by_byte = SessionScreen::new(16, 16, 0);
+    for b in &bytes {
+        by_byte.process(std::slice::from_ref(b));
+    }
+    assert_eq!(whole.snapshot(0).lines, by_byte.snapshot(0).lines);
+    let rows: String = whole
+        .snapshot(0)
+        .lines
+        .iter()
+        .map(|l| l.text.clone())
+        .collect();
+    assert!(rows.contains("xe\u{301}e\u{301}z"), "{rows:?}");
+}

@@ -13,6 +13,7 @@ pub mod output_filter;
 pub mod prompt;
 pub mod raw_mode;
 pub mod signals;
+pub mod utf8_cut;
 
 use std::io::IsTerminal;
 

@@ -75,6 +75,9 @@ impl Dimensions for Size {
 pub struct AlacrittyEmulator {
     term: Term<Replies>,
     parser: Processor<NoSync>,
+    /// An incomplete UTF-8 sequence at the end of the output so far, not fed yet (see
+    /// [`crate::terminal::utf8_cut`]).
+    utf8: crate::terminal::utf8_cut::Utf8Cut,
     replies: Replies,
 }
 
@@ -91,6 +94,7 @@ impl AlacrittyEmulator {
         Self {
             term,
             parser: Processor::new(),
+            utf8: Default::default(),
             replies,
         }
     }
@@ -178,7 +182,9 @@ fn base_char(cell: &Cell) -> char {
 
 impl Emulator for AlacrittyEmulator {
     fn process(&mut self, bytes: &[u8]) {
-        self.parser.advance(&mut self.term, bytes);
+        let mut joined = Vec::new();
+        let whole = self.utf8.feed(bytes, &mut joined);
+        self.parser.advance(&mut self.term, whole);
     }
 
     fn resize(&mut self, rows: u16, cols: u16) {

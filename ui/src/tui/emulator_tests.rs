@@ -397,3 +397,34 @@ fn blanks_clear_what_the_buffer_held_and_coloured_blanks_keep_their_colour() {
         assert_eq!(buf[(9, 2)], ratatui::buffer::Cell::EMPTY, "{name}");
     }
 }
+
+/// Found by fuzzing (issue #19, `scripts/fuzz screen`): vte 0.15 lost the character after a
+/// UTF-8 sequence that one read ended and the next completed (`e` + half of U+0301, then the
+/// rest + `e\u{301}`: the second `e` was gone). Output arrives in arbitrary reads; a pane shows
+/// the same whatever the cut.
+#[test]
+fn a_character_split_between_reads_loses_nothing_after_it() {
+    let text = "ae\u{301}e\u{301}z 中文 \u{1F600}!";
+    let bytes = text.as_bytes();
+    let area = Rect::new(0, 0, 30, 2);
+    let shown = |emu: &dyn Emulator| {
+        let mut buf = Buffer::empty(area);
+        emu.draw(&mut buf, area, 0);
+        row_text(&buf, 0, 0..30)
+    };
+    for (name, mut whole) in both(2, 30, 0) {
+        whole.process(bytes);
+        let want = shown(whole.as_ref());
+        assert!(want.starts_with("ae\u{301}e\u{301}z"), "{name}: {want:?}");
+        for at in 1..bytes.len() {
+            let mut emu: Box<dyn Emulator> = if name == "alacritty" {
+                Box::new(AlacrittyEmulator::new(2, 30, 0))
+            } else {
+                Box::new(Vt100Emulator::new(2, 30, 0))
+            };
+            emu.process(&bytes[..at]);
+            emu.process(&bytes[at..]);
+            assert_eq!(shown(emu.as_ref()), want, "{name}, cut at {at}");
+        }
+    }
+}

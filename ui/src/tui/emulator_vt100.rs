@@ -79,6 +79,9 @@ impl vt100::Callbacks for Queries {
 /// (`set_scrollback`), which `draw(&self)` must do and undo.
 pub struct Vt100Emulator {
     parser: RefCell<vt100::Parser<Queries>>,
+    /// An incomplete UTF-8 sequence at the end of the output so far, not fed yet (vte loses
+    /// the character after a sequence completed across calls: [`crate::terminal::utf8_cut`]).
+    utf8: crate::terminal::utf8_cut::Utf8Cut,
 }
 
 fn non_zero(n: u16) -> NonZeroU16 {
@@ -95,6 +98,7 @@ impl Vt100Emulator {
         );
         Self {
             parser: RefCell::new(parser),
+            utf8: Default::default(),
         }
     }
 
@@ -142,7 +146,9 @@ fn look(cell: &vt100::Cell) -> Look {
 
 impl Emulator for Vt100Emulator {
     fn process(&mut self, bytes: &[u8]) {
-        self.parser.get_mut().process(bytes);
+        let mut joined = Vec::new();
+        let whole = self.utf8.feed(bytes, &mut joined);
+        self.parser.get_mut().process(whole);
     }
 
     fn resize(&mut self, rows: u16, cols: u16) {
