@@ -8,7 +8,9 @@
 //! process has exited, Podman records why (the wrapper's init exits with [`MEMORY_LIMIT_EXIT`]
 //! when the memory bound killed the sandbox, 128 + N when a signal did).
 //!
-//! The sandbox is its `runsc-sandbox` process (the Sentry), whose host pid runsc's state holds.
+//! The sandbox is its `runsc-sandbox` process (the Sentry), whose host pid runsc's state holds;
+//! once it exited, podman's cleanup may already have marked that state stopped or deleted it
+//! (`runsc delete`), which says the same.
 //! Its control socket is no witness: the ptrace platform's stub processes hold copies of it and
 //! outlive a killed Sentry for a moment, so a connection can still be accepted into the backlog.
 //! Only a status of 128 (runsc's own fatal status) is looked into, so a command's ordinary
@@ -41,19 +43,44 @@ pub enum Fate {
 /// ends while the killed Sentry closes its descriptors, a moment before it is a zombie.
 const EXIT_GRACE: Duration = Duration::from_millis(300);
 
-/// The host pid of the sandbox's `runsc-sandbox` process, from runsc's state (which the
-/// trusted wrapper rewrote to host pids); None when the state cannot be read.
-pub fn sandbox_pid(direct: &RunscExec) -> Option<u32> {
-    let (state, _) = state_paths(&direct.root, &direct.container_id);
-    let text = std::fs::read(state).ok()?;
-    pid_of_state(&text)
+/// What runsc's state says of the sandbox.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recorded {
+    /// No state any more (podman's cleanup after the sandbox exited has `runsc delete`d it),
+    /// or the state says it stopped.
+    Gone,
+    /// The host pid of its `runsc-sandbox` process (the trusted wrapper rewrote runsc's pids
+    /// to host pids).
+    Sandbox(u32),
+    /// The state cannot be read or understood: nothing is concluded.
+    Unknown,
 }
 
-/// `sandbox.pid` of a runsc state file.
-pub fn pid_of_state(text: &[u8]) -> Option<u32> {
-    let state: serde_json::Value = serde_json::from_slice(text).ok()?;
-    let pid = state.get("sandbox")?.get("pid")?.as_u64()?;
-    u32::try_from(pid).ok().filter(|p| *p > 0)
+/// What runsc's state file for the sandbox of `direct` says.
+pub fn recorded(direct: &RunscExec) -> Recorded {
+    let (state, _) = state_paths(&direct.root, &direct.container_id);
+    match std::fs::read(state) {
+        Ok(text) => of_state(&text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Recorded::Gone,
+        Err(_) => Recorded::Unknown,
+    }
+}
+
+/// [`recorded`] of a runsc state file's text.
+pub fn of_state(text: &[u8]) -> Recorded {
+    let Ok(state) = serde_json::from_slice::<serde_json::Value>(text) else {
+        return Recorded::Unknown;
+    };
+    if state.get("status").and_then(|s| s.as_str()) == Some("stopped") {
+        return Recorded::Gone;
+    }
+    state
+        .get("sandbox")
+        .and_then(|s| s.get("pid"))
+        .and_then(serde_json::Value::as_u64)
+        .and_then(|p| u32::try_from(p).ok())
+        .filter(|p| *p > 0)
+        .map_or(Recorded::Unknown, Recorded::Sandbox)
 }
 
 /// Whether the sandbox process `pid` has exited (or exits within `grace`): gone, a zombie, a
@@ -77,8 +104,17 @@ pub fn exited(pid: u32, grace: Duration) -> bool {
 /// Looks after a command of the sandbox `container` (Podman's name) ended: [`Fate::Running`]
 /// unless the sandbox process of `direct` has exited; then what Podman recorded.
 pub fn after_command(direct: &RunscExec, container: &str, memory: Option<u64>) -> Fate {
-    let gone = sandbox_pid(direct).is_some_and(|pid| exited(pid, EXIT_GRACE));
-    tracing::info!(gone, "asked whether the Agent Sandbox outlived the command");
+    let seen = recorded(direct);
+    let gone = match seen {
+        Recorded::Gone => true,
+        Recorded::Sandbox(pid) => exited(pid, EXIT_GRACE),
+        Recorded::Unknown => false,
+    };
+    tracing::info!(
+        ?seen,
+        gone,
+        "asked whether the Agent Sandbox outlived the command"
+    );
     if !gone {
         return Fate::Running;
     }
@@ -182,13 +218,25 @@ mod tests {
     }
 
     #[test]
-    fn the_sandbox_pid_is_read_from_runsc_s_state() {
+    fn runsc_s_state_names_the_sandbox_or_says_it_is_gone() {
         let state =
             br#"{"id":"x","status":"running","goferPid":9564,"sandbox":{"id":"x","pid":9568}}"#;
-        assert_eq!(pid_of_state(state), Some(9568));
-        assert_eq!(pid_of_state(br#"{"sandbox":{"pid":0}}"#), None);
-        assert_eq!(pid_of_state(br#"{"sandbox":{"pid":-3}}"#), None);
-        assert_eq!(pid_of_state(b"not json"), None);
+        assert_eq!(of_state(state), Recorded::Sandbox(9568));
+        let stopped = br#"{"id":"x","status":"stopped","sandbox":{"id":"x","pid":9568}}"#;
+        assert_eq!(of_state(stopped), Recorded::Gone);
+        assert_eq!(of_state(br#"{"sandbox":{"pid":0}}"#), Recorded::Unknown);
+        assert_eq!(of_state(br#"{"sandbox":{"pid":-3}}"#), Recorded::Unknown);
+        assert_eq!(of_state(b"not json"), Recorded::Unknown);
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let direct = RunscExec {
+            nsenter: "/usr/bin/nsenter".into(),
+            runsc: "/usr/bin/runsc".into(),
+            root: dir.path().to_path_buf(),
+            container_id: "a".repeat(64),
+            conmon_pid: 1,
+        };
+        // runsc deleted its state (podman's cleanup ran after the sandbox exited).
+        assert_eq!(recorded(&direct), Recorded::Gone);
     }
 
     #[test]
