@@ -85,3 +85,17 @@ fn a_wide_char_on_a_one_column_screen_does_not_panic() {
     screen.process("中".as_bytes());
     assert_eq!(screen.size(), (3, 2));
 }
+
+/// Found by fuzzing (issue #19, `scripts/fuzz screen`): vte 0.15 shifts a legacy `#rgb` colour
+/// of an OSC 4 / 10 / 11 right by four bits per digit, which overflows past 16 digits — a panic
+/// wherever overflow is checked (debug builds, the tests, the fuzzer). The workspace builds vte
+/// without overflow checks in every profile (as a release build already did).
+#[test]
+fn a_legacy_colour_with_many_digits_does_not_panic() {
+    let mut screen = SessionScreen::new(4, 20, 0);
+    for osc in ["4;1;", "10;", "11;", "12;"] {
+        screen.process(format!("\x1b]{osc}#{}\x07x", "0".repeat(60)).as_bytes());
+        screen.process(format!("\x1b]{osc}#{}1\x1b\\y", "0".repeat(98)).as_bytes());
+    }
+    assert!(screen.snapshot(0).lines[0].text.starts_with("xy"));
+}

@@ -428,3 +428,15 @@ fn a_character_split_between_reads_loses_nothing_after_it() {
         }
     }
 }
+
+/// Found by fuzzing (issue #19): vte 0.15 overflowed shifting a long legacy `#rgb` colour (a
+/// panic where overflow is checked); the workspace builds vte without overflow checks.
+#[test]
+fn a_legacy_colour_with_many_digits_does_not_panic() {
+    for (_, mut emu) in both(4, 20, 0) {
+        for osc in ["4;1;", "10;", "11;", "12;"] {
+            emu.process(format!("\x1b]{osc}#{}\x07x", "0".repeat(60)).as_bytes());
+        }
+        assert!(emu.screen_text().starts_with("xxxx"));
+    }
+}
