@@ -106,10 +106,13 @@ enum Component {
     Conmon,
     RunscSandbox,
     HostCommand,
+    /// A `lazaret tui` whose first pane runs the primary session (a coordinator-owned one).
+    Tui,
 }
 
-const COMPONENTS: [Component; 6] = [
+const COMPONENTS: [Component; 7] = [
     Component::Cli,
+    Component::Tui,
     Component::Coordinator,
     Component::Sidecar,
     Component::Conmon,
@@ -126,6 +129,7 @@ impl Component {
             Component::Conmon => "conmon",
             Component::RunscSandbox => "runsc-sandbox",
             Component::HostCommand => "host-command",
+            Component::Tui => "tui",
         }
     }
 }
@@ -390,6 +394,21 @@ fn find_target(
                 .cloned()
                 .collect()
         }
+        // The TUI of the trial (its primary's launcher): `lazaret tui` in the workspace.
+        Component::Tui => {
+            let bin = lazaret_bin().to_string_lossy().into_owned();
+            table
+                .iter()
+                .filter(|p| {
+                    !p.zombie
+                        && p.uid == ws.dev.uid
+                        && p.argv.first() == Some(&bin)
+                        && p.argv.get(1).map(String::as_str) == Some("tui")
+                        && p.cwd.as_deref() == Some(ws.path.as_path())
+                })
+                .cloned()
+                .collect()
+        }
         Component::Coordinator => {
             let path = ws.path.to_string_lossy().into_owned();
             table
@@ -584,8 +603,12 @@ fn check_log(
     let completed = ended.run.code == Some(0);
     // Sessions whose run nothing fatal touched must get every result: host command killed, or
     // another CLI killed.
-    let unharmed =
-        completed && matches!(component, Component::Cli | Component::HostCommand) && !ended.killed;
+    let unharmed = completed
+        && matches!(
+            component,
+            Component::Cli | Component::HostCommand | Component::Tui
+        )
+        && !ended.killed;
     let mut started: BTreeMap<String, String> = BTreeMap::new();
     let mut tally = Tally::default();
     if std::env::var_os("LAZARET_FAULT_VERBOSE").is_some() {
@@ -700,6 +723,61 @@ fn spawn(ws: &TestWorkspace, index: usize, cmd: &str, tx: &mpsc::Sender<(usize, 
     pid
 }
 
+/// `lazaret tui -- sh -c CMD` on a terminal of its own (`script`, 120×40): its first pane is a
+/// session the coordinator owns, which outlives the TUI. The TUI stays open after the pane's
+/// command ends (as it does for a developer): the trial ends it (the kill), or, when the
+/// kill found no TUI, [`end_tui`] does.
+fn spawn_tui(ws: &TestWorkspace, index: usize, cmd: &str, tx: &mpsc::Sender<(usize, Run)>) -> u32 {
+    let quote = |a: &str| format!("'{}'", a.replace('\'', "'\\''"));
+    let mut inner: Vec<String> = vec!["env".into()];
+    inner.extend(ws.env_args());
+    inner.push(lazaret_bin().to_string_lossy().into_owned());
+    inner.push("tui".into());
+    if let Some(p) = &ws.profile {
+        inner.extend(["--profile".to_owned(), p.clone()]);
+    }
+    inner.extend([
+        "--".to_owned(),
+        "sh".to_owned(),
+        "-c".to_owned(),
+        cmd.to_owned(),
+    ]);
+    let line = format!(
+        "stty rows 40 cols 120; exec {}",
+        inner.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" ")
+    );
+    let mut child = ws
+        .dev
+        .command("script")
+        .args(["-q", "-e", "-c", &line, "/dev/null"])
+        .current_dir(&ws.path)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawning lazaret tui under script");
+    let pid = child.id();
+    let tx = tx.clone();
+    std::thread::spawn(move || {
+        // The terminal's input stays open while the TUI runs (an EOF would be typed into it).
+        let input = child.stdin.take();
+        let run = support::finish(child);
+        drop(input);
+        let _ = tx.send((index, run));
+    });
+    pid
+}
+
+/// Ends the trial's TUI when the kill did not (SIGTERM: it detaches, as on a closed window).
+fn end_tui(ws: &TestWorkspace) {
+    if let Some(p) = find_target(Component::Tui, 0, ws, &procs()) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(p.pid as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        );
+    }
+}
+
 fn last_line(s: &str) -> String {
     s.lines()
         .rev()
@@ -735,7 +813,12 @@ fn trial(
     let start = Instant::now();
     let mut launchers: BTreeMap<usize, u32> = BTreeMap::new();
     let primary = script(&tag(0), &plan.sessions[0], plan.pace_ms, plan.hold_s);
-    launchers.insert(0, spawn(ws, 0, &primary, &tx));
+    let launch = if plan.component == Component::Tui {
+        spawn_tui
+    } else {
+        spawn
+    };
+    launchers.insert(0, launch(ws, 0, &primary, &tx));
     let mut done: BTreeMap<usize, Run> = BTreeMap::new();
     let mut killed: Option<Proc> = None;
     let mut killed_index: Option<usize> = None;
@@ -817,7 +900,7 @@ fn trial(
                         .iter()
                         .find(|(_, l)| descends(&table, target.pid, **l))
                         .map(|(i, _)| *i)
-                        .filter(|_| plan.component == Component::Cli);
+                        .filter(|_| matches!(plan.component, Component::Cli | Component::Tui));
                     killed = Some(target);
                     // The coordinator notices a dead sidecar while the Domain runs: the
                     // Domain lists the failure (observation 4 of the campaign's journal).
@@ -839,6 +922,10 @@ fn trial(
                 }
             }
         }
+    }
+    // A TUI the kill did not find is detached now (its pane's session runs on).
+    if plan.component == Component::Tui && killed.is_none() {
+        end_tui(ws);
     }
     // Every CLI exits, within the bound.
     let deadline = Instant::now() + CLI_BOUND;
@@ -934,9 +1021,11 @@ fn trial(
                 last_line(&e.run.stderr)
             ));
         }
-        // Killing one CLI or one host command harms no other session.
-        if matches!(plan.component, Component::Cli | Component::HostCommand)
-            && killed.is_some()
+        // Killing one CLI, a TUI or one host command harms no other session.
+        if matches!(
+            plan.component,
+            Component::Cli | Component::HostCommand | Component::Tui
+        ) && killed.is_some()
             && !e.killed
             && e.run.code != Some(0)
         {
@@ -990,6 +1079,17 @@ fn trial(
                 e,
                 plan.component,
                 &mut failures,
+            ));
+        }
+    }
+    // The session of a killed TUI's pane is the coordinator's: it ran to its end.
+    if plan.component == Component::Tui {
+        let log = std::fs::read_to_string(ws.path.join("esc").join(format!("{}.log", tag(0))))
+            .unwrap_or_default();
+        if !log.is_empty() && !log.lines().any(|l| l == "done") {
+            failures.push(format!(
+                "the TUI's pane session did not outlive the TUI: its log ends {:?}",
+                last_line(&log)
             ));
         }
     }
