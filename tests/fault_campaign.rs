@@ -380,35 +380,9 @@ fn find_target(
             .cloned()
     };
     let candidates: Vec<Proc> = match component {
-        Component::Cli => {
-            let bin = lazaret_bin().to_string_lossy().into_owned();
-            table
-                .iter()
-                .filter(|p| {
-                    !p.zombie
-                        && p.uid == ws.dev.uid
-                        && p.argv.first() == Some(&bin)
-                        && p.argv.get(1).map(String::as_str) == Some("run")
-                        && p.cwd.as_deref() == Some(ws.path.as_path())
-                })
-                .cloned()
-                .collect()
-        }
+        Component::Cli => lazaret_in_workspace(ws, table, "run"),
         // The TUI of the trial (its primary's launcher): `lazaret tui` in the workspace.
-        Component::Tui => {
-            let bin = lazaret_bin().to_string_lossy().into_owned();
-            table
-                .iter()
-                .filter(|p| {
-                    !p.zombie
-                        && p.uid == ws.dev.uid
-                        && p.argv.first() == Some(&bin)
-                        && p.argv.get(1).map(String::as_str) == Some("tui")
-                        && p.cwd.as_deref() == Some(ws.path.as_path())
-                })
-                .cloned()
-                .collect()
-        }
+        Component::Tui => lazaret_in_workspace(ws, table, "tui"),
         Component::Coordinator => {
             let path = ws.path.to_string_lossy().into_owned();
             table
@@ -721,6 +695,22 @@ fn spawn(ws: &TestWorkspace, index: usize, cmd: &str, tx: &mpsc::Sender<(usize, 
         let _ = tx.send((index, support::finish(child)));
     });
     pid
+}
+
+/// The developer's `lazaret SUBCOMMAND` processes working in the trial's workspace.
+fn lazaret_in_workspace(ws: &TestWorkspace, table: &[Proc], subcommand: &str) -> Vec<Proc> {
+    let bin = lazaret_bin().to_string_lossy().into_owned();
+    table
+        .iter()
+        .filter(|p| {
+            !p.zombie
+                && p.uid == ws.dev.uid
+                && p.argv.first() == Some(&bin)
+                && p.argv.get(1).map(String::as_str) == Some(subcommand)
+                && p.cwd.as_deref() == Some(ws.path.as_path())
+        })
+        .cloned()
+        .collect()
 }
 
 /// `lazaret tui -- sh -c CMD` on a terminal of its own (`script`, 120×40): its first pane is a
