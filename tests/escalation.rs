@@ -52,7 +52,7 @@ fn an_auto_approved_command_runs_on_the_host_in_the_matching_directory() {
 fn log_lines(dev: &Dev, needle: &str) -> Vec<String> {
     let log = dev.home.join(".local/state/lazaret/lazaret.log");
     let out = dev.sh(&format!(
-        "grep -F -- '{needle}' '{}' || true",
+        "grep -a -F -- '{needle}' '{}' || true",
         log.display()
     ));
     String::from_utf8_lossy(&out.stdout)

@@ -242,7 +242,7 @@ fn escalations_are_listed_and_decided_from_any_terminal_first_decision_wins() {
         );
     }
     let log = dev.sh(&format!(
-        "grep -F 'developer decided' '{}' | grep -F '{}' || true",
+        "grep -a -F 'developer decided' '{}' | grep -a -F '{}' || true",
         dev.home.join(".local/state/lazaret/lazaret.log").display(),
         id(&second)
     ));
@@ -252,7 +252,7 @@ fn escalations_are_listed_and_decided_from_any_terminal_first_decision_wins() {
         "the decision's log line names the client: {log}"
     );
     let centre = dev.sh(&format!(
-        "grep -F 'control centre' '{}' | grep -F 'label=cli' || true",
+        "grep -a -F 'control centre' '{}' | grep -a -F 'label=cli' || true",
         dev.home.join(".local/state/lazaret/lazaret.log").display()
     ));
     assert!(

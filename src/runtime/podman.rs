@@ -73,12 +73,16 @@ impl Podman {
     }
 }
 
-/// "podman exited 125: <stderr>" without podman's harmless warnings.
+/// "podman exited 125: <stderr>" without podman's harmless warnings. Control characters in
+/// podman's words are shown escaped: they go to the developer's terminal and the log (podman
+/// passes on bytes from conmon and the runtime, e.g. a NUL — which once made the whole log a
+/// "binary file" to grep).
 pub fn describe_failure(out: &Output) -> String {
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let msg: Vec<&str> = stderr
+    let msg: Vec<String> = stderr
         .lines()
         .filter(|l| !l.contains(HARMLESS) && !l.trim().is_empty())
+        .map(crate::terminal::escape::visible)
         .collect();
     let code = out
         .status
@@ -88,5 +92,29 @@ pub fn describe_failure(out: &Output) -> String {
         format!("podman {code}")
     } else {
         format!("podman {code}: {}", msg.join("\n"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+
+    #[test]
+    fn podman_s_words_reach_terminal_and_log_without_control_characters() {
+        let out = Output {
+            status: std::process::ExitStatus::from_raw(125 << 8),
+            stdout: Vec::new(),
+            stderr: b"Error: conmon bytes \"\": expect { or n, but found \x00, \x1b]0;x\x07\n\
+                      WARN: \"/\" is not a shared mount\n"
+                .to_vec(),
+        };
+        let said = describe_failure(&out);
+        assert!(
+            said.starts_with("podman exited 125: Error: conmon bytes"),
+            "{said}"
+        );
+        assert!(!said.chars().any(|c| c.is_control()), "{said:?}");
+        assert!(!said.contains("shared mount"), "{said}");
     }
 }
