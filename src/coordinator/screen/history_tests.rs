@@ -118,3 +118,27 @@ fn a_session_screen_can_move_to_another_thread() {
     let handle = std::thread::spawn(move || screen.size());
     assert_eq!(handle.join().ok(), Some((4, 10)));
 }
+
+/// Found by fuzzing (issue #19, `screen`'s read-cut check): a row the primary screen scrolled
+/// off in the same piece of output that then switched to the alternate screen stayed in the
+/// emulator's primary grid (the history is read from the screen shown at a piece's end) —
+/// missing from the history, and back on screen at the next taller resize, depending on where
+/// the reads ended. A piece now ends before a switch to the alternate screen.
+#[test]
+fn rows_scrolled_off_before_the_alternate_screen_reach_the_history_whatever_the_reads() {
+    // The program is still on the alternate screen when a read ends and the screen grows; it
+    // leaves the alternate screen later.
+    let out = b"one\r\ntwo\r\nthree\x1b[?1049hALT";
+    for at in 0..=out.len() {
+        let mut s = SessionScreen::new(2, 20, 10);
+        s.process(&out[..at]);
+        s.process(&out[at..]);
+        s.resize(5, 20);
+        s.process(b"\x1b[?1049l");
+        let snap = s.snapshot(usize::MAX);
+        let history: Vec<&str> = snap.history.iter().map(|l| l.text.as_str()).collect();
+        let shown: Vec<&str> = snap.lines.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(history, ["one"], "cut at {at}: history");
+        assert_eq!(shown, ["two", "three", "", "", ""], "cut at {at}: screen");
+    }
+}

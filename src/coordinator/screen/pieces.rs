@@ -46,6 +46,11 @@ pub fn piece_len(bytes: &[u8], rows: usize, cols: usize) -> usize {
             i += plain;
             continue;
         }
+        // Rows scrolled off the primary screen are read at the end of a piece, from the screen
+        // then shown: a piece ends before a switch to the alternate screen.
+        if i > 0 && bytes[i] == 0x1b && enters_alt_screen(&bytes[i..]) {
+            return i;
+        }
         let (cost, len) = match bytes[i] {
             0x1b => escape(&bytes[i..], rows),
             _ => (1, 1),
@@ -58,6 +63,31 @@ pub fn piece_len(bytes: &[u8], rows: usize, cols: usize) -> usize {
         i += len;
     }
     bytes.len()
+}
+
+/// Whether `bytes` starts with a DECSET of the alternate screen (`ESC [ ? … 47 / 1047 / 1049 … h`),
+/// complete.
+fn enters_alt_screen(bytes: &[u8]) -> bool {
+    let Some(rest) = bytes.strip_prefix(b"\x1b[?") else {
+        return false;
+    };
+    // C0 controls inside a CSI are executed and skipped (CAN, SUB and ESC end it); DEL is
+    // ignored.
+    let inside = |b: &u8| {
+        b.is_ascii_digit()
+            || matches!(*b, b';' | b':' | 0x7f)
+            || (*b < 0x20 && !matches!(*b, 0x18 | 0x1a | 0x1b))
+    };
+    let len = rest.iter().take_while(|b| inside(b)).count();
+    let params: Vec<u8> = rest[..len]
+        .iter()
+        .copied()
+        .filter(|b| b.is_ascii_digit() || *b == b';' || *b == b':')
+        .collect();
+    rest.get(len) == Some(&b'h')
+        && params
+            .split(|b| *b == b';')
+            .any(|p| matches!(p, b"47" | b"1047" | b"1049"))
 }
 
 /// LF, VT, FF, IND, NEL and ESC: the bytes that may scroll.
@@ -113,6 +143,9 @@ mod tests {
         let (rows, cols) = (rows.max(1), cols.max(1));
         let (mut units, mut i) = (0usize, 0);
         while i < bytes.len() {
+            if i > 0 && bytes[i] == 0x1b && enters_alt_screen(&bytes[i..]) {
+                return i;
+            }
             let (cost, len) = match bytes[i] {
                 b'\n' | 0x0b | 0x0c | 0x84 | 0x85 => (1, 1),
                 0x1b => escape(&bytes[i..], rows),
@@ -130,7 +163,7 @@ mod tests {
     #[test]
     fn the_bulk_scan_agrees_with_the_per_byte_definition() {
         let mut rng = crate::test_rng::Rng(7);
-        let alphabet: &[u8] = b"ab \n\x0b\x0c\x84\x85\x1b[1;2m3S";
+        let alphabet: &[u8] = b"ab \n\x0b\x0c\x84\x85\x1b[1;2m3S?47h";
         for case in 0..3000 {
             let len = rng.below(5000) as usize;
             let plain_bias = rng.below(20);
@@ -152,6 +185,19 @@ mod tests {
                 rest = &rest[n.max(1)..];
             }
         }
+    }
+
+    #[test]
+    fn a_piece_ends_before_the_alternate_screen() {
+        assert_eq!(piece_len(b"a\nb\x1b[?1049hc", 24, 80), 3);
+        assert_eq!(piece_len(b"a\x1b[?25;47hc", 24, 80), 1);
+        assert_eq!(piece_len(b"\x1b[?1049hc\x1b[?1049l", 24, 80), 17);
+        // Controls inside the sequence are executed by the terminal, the switch still happens.
+        assert_eq!(piece_len(b"a\x1b[?104\t\x009h", 24, 80), 1);
+        // Not an alternate-screen switch, or not complete: no cut for it.
+        assert_eq!(piece_len(b"a\x1b[?25hc", 24, 80), 8);
+        assert_eq!(piece_len(b"a\x1b[?104", 24, 80), 7);
+        assert_eq!(piece_len(b"a\x1b[?10479h", 24, 80), 10);
     }
 
     #[test]

@@ -51,25 +51,26 @@ pub fn incomplete_tail(bytes: &[u8]) -> usize {
     0
 }
 
-/// Where to end a piece of `bytes` that would end at `n` so that it does not cut a UTF-8
-/// sequence: before the sequence `n` falls into, or after it when it starts the piece (a piece
-/// always progresses); `n` when it cuts none.
+/// Where to end a piece of `bytes` that would end at `n` so that it does not end inside a
+/// UTF-8 sequence (valid or not: vte reads an incomplete sequence completed by its next call
+/// differently from the same bytes in one call): before the sequence, or after it when it
+/// starts the piece (a piece always progresses); `n` when the piece ends between characters.
 pub fn boundary_near(bytes: &[u8], n: usize) -> usize {
-    if n == 0 || n >= bytes.len() || !is_continuation(bytes[n]) {
+    if n == 0 || n >= bytes.len() {
         return n;
     }
-    let mut at = n;
-    while at > 0 && n - at < 3 && is_continuation(bytes[at]) {
-        at -= 1;
+    let back = incomplete_tail(&bytes[..n]);
+    if back == 0 {
+        return n;
     }
-    if at > 0 && !is_continuation(bytes[at]) {
-        return at;
+    if back < n {
+        return n - back;
     }
-    let mut end = n;
-    while end < bytes.len() && end - n < 3 && is_continuation(bytes[end]) {
-        end += 1;
-    }
-    end
+    // The piece is one incomplete sequence: take it whole, or up to the byte that ends it.
+    let most = (n + 4).min(bytes.len());
+    (n + 1..=most)
+        .find(|&end| incomplete_tail(&bytes[..end]) == 0)
+        .unwrap_or(most)
 }
 
 fn is_continuation(b: u8) -> bool {
@@ -116,7 +117,12 @@ mod tests {
         // A sequence that starts the piece is taken whole.
         assert_eq!(boundary_near(b"\xcc\x81x", 1), 2);
         assert_eq!(boundary_near("中x".as_bytes(), 1), 3);
-        // Stray continuation bytes are no sequence: at most 3 are stepped over.
-        assert_eq!(boundary_near(b"\x81\x81\x81\x81\x81\x81", 1), 4);
+        // An invalid sequence (a lead byte, then no continuation) is not cut from its end
+        // either: found by fuzzing (a row scrolled differently when the cut fell after it).
+        assert_eq!(boundary_near(b"ab\xf0Xcd", 3), 2);
+        assert_eq!(boundary_near(b"\xf0Xcd", 1), 2);
+        assert_eq!(boundary_near(b"\xe4\xb8", 1), 2);
+        // Stray continuation bytes are no sequence: cut anywhere.
+        assert_eq!(boundary_near(b"\x81\x81\x81\x81\x81\x81", 1), 1);
     }
 }
