@@ -9,7 +9,7 @@ use crate::domain::Domain;
 use crate::profile::AgentProfile;
 use crate::runtime::runsc_exec::RunscExec;
 use crate::runtime::sandbox::{self, ExecRequest};
-use crate::runtime::sandbox_fate::{Fate, RUNSC_FATAL};
+use crate::runtime::sandbox_fate::{Fate, Target};
 use crate::terminal::cancel::Cancel;
 use crate::terminal::gate::TerminalGate;
 use crate::terminal::prompt::TerminalPrompter;
@@ -159,9 +159,12 @@ impl SessionPlan {
         };
         let direct_ok = matches!(attach, Attach::Terminal | Attach::Pipes);
         let (program, args, direct) = self.exec_command(&sandbox_name, &req, direct_ok);
-        // Where the command goes straight to runsc, what became of the sandbox is asked after
-        // a failure status (issue #19).
-        let fate_of = direct.clone();
+        // What became of the sandbox is asked after a failure status (issue #19): runsc's
+        // state, whichever way the command went in.
+        let fate_of = direct
+            .as_ref()
+            .map(Target::of)
+            .or_else(|| Target::published(&self.domain.runtime_dir));
         let direct = direct.is_some();
         // On a terminal, escalation prompts take it over from the sandbox session for a while.
         let gate = Arc::new(TerminalGate::new(self.profile.terminal));
@@ -236,27 +239,25 @@ impl SessionPlan {
                 self.tell(&self.new_failures(&known_failures), embedded);
                 // Before leaving: the last session's leave removes the sandbox, and with it
                 // what Podman recorded of its end.
-                let stopped = fate_of
-                    .as_ref()
-                    .filter(|_| code == RUNSC_FATAL)
-                    .and_then(|direct| {
-                        let memory = self.profile.limits.memory;
-                        match crate::runtime::sandbox_fate::after_command(
-                            direct,
-                            &sandbox_name,
-                            memory,
-                        ) {
-                            Fate::Running => None,
-                            Fate::Stopped(why) => Some(why),
-                        }
-                    });
+                let stopped = fate_of.as_ref().and_then(|target| {
+                    let memory = self.profile.limits.memory;
+                    match crate::runtime::sandbox_fate::after_command(
+                        target,
+                        &sandbox_name,
+                        memory,
+                        code,
+                    ) {
+                        Fate::Running => None,
+                        Fate::Stopped(why) => Some(why),
+                    }
+                });
                 if let Some(why) = stopped {
                     tracing::warn!(code, "the Agent Sandbox stopped under the command: {why}");
                     let _ = session.leave();
                     self.git_sentry_after_run(embedded);
                     bail!(
                         "the Agent Sandbox stopped while the command ran: {why}; the command's \
-                         status is unknown (runsc said {code}). The next `lazaret run` starts a \
+                         status is unknown (the {code} came from the exec tool). The next `lazaret run` starts a \
                          new sandbox"
                     );
                 }

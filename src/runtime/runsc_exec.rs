@@ -133,7 +133,7 @@ impl RunscExec {
 
 /// The file in the Domain's runtime dir (host-private) where the coordinator says which
 /// sandbox and conmon a `lazaret run` may enter with runsc directly (issue #18).
-const PUBLISHED: &str = "direct-exec";
+pub const PUBLISHED: &str = "direct-exec";
 
 /// Tells the Domain's CLIs how to reach the sandbox directly: `<container ID> <conmon pid>`.
 pub fn publish(runtime_dir: &Path, direct: Option<&RunscExec>) {

@@ -43,6 +43,37 @@ pub enum Fate {
 /// ends while the killed Sentry closes its descriptors, a moment before it is a zombie.
 const EXIT_GRACE: Duration = Duration::from_millis(300);
 
+/// Where runsc keeps the state of the Domain's sandbox: its `--root` and the container's ID.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Target {
+    pub root: std::path::PathBuf,
+    pub container_id: String,
+}
+
+impl Target {
+    pub fn of(direct: &RunscExec) -> Target {
+        Target {
+            root: direct.root.clone(),
+            container_id: direct.container_id.clone(),
+        }
+    }
+
+    /// The sandbox the coordinator published in `runtime_dir` for direct exec, whether or not
+    /// direct exec can be used any more (a `lazaret run` that came through `podman exec`
+    /// asks too); None without a well-formed record.
+    pub fn published(runtime_dir: &std::path::Path) -> Option<Target> {
+        let text = std::fs::read_to_string(runtime_dir.join(super::runsc_exec::PUBLISHED)).ok()?;
+        let id = text.split_whitespace().next()?;
+        let hex = id.len() == 64 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+        hex.then(|| Target {
+            root: super::runsc_wrapper::default_root(
+                std::env::var_os("XDG_RUNTIME_DIR").as_deref(),
+            ),
+            container_id: id.to_owned(),
+        })
+    }
+}
+
 /// What runsc's state says of the sandbox.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Recorded {
@@ -56,9 +87,9 @@ pub enum Recorded {
     Unknown,
 }
 
-/// What runsc's state file for the sandbox of `direct` says.
-pub fn recorded(direct: &RunscExec) -> Recorded {
-    let (state, _) = state_paths(&direct.root, &direct.container_id);
+/// What runsc's state file for the sandbox `target` says.
+pub fn recorded(target: &Target) -> Recorded {
+    let (state, _) = state_paths(&target.root, &target.container_id);
     match std::fs::read(state) {
         Ok(text) => of_state(&text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Recorded::Gone,
@@ -101,13 +132,25 @@ pub fn exited(pid: u32, grace: Duration) -> bool {
     matches!(nix::poll::poll(&mut fds, ms), Ok(n) if n > 0)
 }
 
-/// Looks after a command of the sandbox `container` (Podman's name) ended: [`Fate::Running`]
-/// unless the sandbox process of `direct` has exited; then what Podman recorded.
-pub fn after_command(direct: &RunscExec, container: &str, memory: Option<u64>) -> Fate {
-    let seen = recorded(direct);
+/// Looks after a command of the sandbox `container` (Podman's name) ended with `code`:
+/// [`Fate::Running`] unless the sandbox process of `target` has exited; then what Podman
+/// recorded. Costs nothing after a status of 0, a state-file read otherwise (and up to 300 ms
+/// of grace after runsc's own 128, only while the Sentry is exiting).
+pub fn after_command(target: &Target, container: &str, memory: Option<u64>, code: i32) -> Fate {
+    if code == 0 {
+        return Fate::Running;
+    }
+    // runsc's own failure may race the Sentry's exit; any other status comes from a command
+    // (or an exec tool: nsenter, podman) that started after the sandbox was gone, if it is.
+    let grace = if code == RUNSC_FATAL {
+        EXIT_GRACE
+    } else {
+        Duration::ZERO
+    };
+    let seen = recorded(target);
     let gone = match seen {
         Recorded::Gone => true,
-        Recorded::Sandbox(pid) => exited(pid, EXIT_GRACE),
+        Recorded::Sandbox(pid) => exited(pid, grace),
         Recorded::Unknown => false,
     };
     tracing::info!(
@@ -228,15 +271,12 @@ mod tests {
         assert_eq!(of_state(br#"{"sandbox":{"pid":-3}}"#), Recorded::Unknown);
         assert_eq!(of_state(b"not json"), Recorded::Unknown);
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let direct = RunscExec {
-            nsenter: "/usr/bin/nsenter".into(),
-            runsc: "/usr/bin/runsc".into(),
+        let target = Target {
             root: dir.path().to_path_buf(),
             container_id: "a".repeat(64),
-            conmon_pid: 1,
         };
         // runsc deleted its state (podman's cleanup ran after the sandbox exited).
-        assert_eq!(recorded(&direct), Recorded::Gone);
+        assert_eq!(recorded(&target), Recorded::Gone);
     }
 
     #[test]

@@ -64,10 +64,12 @@ impl SpawnConfig {
     /// How a session's end asks whether the sandbox `sandbox` (Podman's name) stopped under
     /// it: where runsc's state can be read (direct exec configured).
     fn fate(&self, sandbox: &str) -> Option<session::SandboxFate> {
-        let direct = self.direct.clone()?;
+        let target = crate::runtime::sandbox_fate::Target::of(self.direct.as_ref()?);
         let (sandbox, memory) = (sandbox.to_owned(), self.profile.limits.memory);
         Some(Box::new(
-            move || match crate::runtime::sandbox_fate::after_command(&direct, &sandbox, memory) {
+            move |code| match crate::runtime::sandbox_fate::after_command(
+                &target, &sandbox, memory, code,
+            ) {
                 crate::runtime::sandbox_fate::Fate::Running => None,
                 crate::runtime::sandbox_fate::Fate::Stopped(why) => Some(why),
             },

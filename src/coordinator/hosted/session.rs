@@ -92,13 +92,13 @@ pub struct Spawn {
     pub args: Vec<String>,
     pub size: (u16, u16),
     pub scrollback: usize,
-    /// Asked when the command ends with runsc's own fatal status: why the Agent Sandbox
-    /// stopped, if it did (see [`crate::runtime::sandbox_fate`]).
+    /// Asked with the command's status when it ends: why the Agent Sandbox stopped, if it did
+    /// (see [`crate::runtime::sandbox_fate`]).
     pub fate: Option<SandboxFate>,
 }
 
 /// Why the sandbox stopped under a command, if it did.
-pub type SandboxFate = Box<dyn Fn() -> Option<String> + Send>;
+pub type SandboxFate = Box<dyn Fn(i32) -> Option<String> + Send>;
 
 impl HostedSession {
     /// Starts the session's process; `on_exit` runs on the reader thread once it has ended.
@@ -167,9 +167,7 @@ impl HostedSession {
             .spawn(move || {
                 me.pump(reader, end, &on_activity);
                 let status = waiter.join().ok().flatten();
-                let stopped = fate
-                    .filter(|_| status == Some(crate::runtime::sandbox_fate::RUNSC_FATAL))
-                    .and_then(|ask| ask());
+                let stopped = fate.zip(status).and_then(|(ask, code)| ask(code));
                 // The session leaves the Domain (and the status `lazaret ps` reads) before its
                 // clients hear it ended: a client that then waits for the Domain's teardown
                 // never sees it listed any more. `on_exit` tells them.

@@ -66,28 +66,34 @@ pub fn piece_len(bytes: &[u8], rows: usize, cols: usize) -> usize {
 }
 
 /// Whether `bytes` starts with a DECSET of the alternate screen (`ESC [ ? … 47 / 1047 / 1049 … h`),
-/// complete.
+/// complete, read as the parser reads it: C0 controls inside are executed and skipped (CAN,
+/// SUB and ESC end the sequence), DEL and bytes from 0x80 on are ignored.
 fn enters_alt_screen(bytes: &[u8]) -> bool {
-    let Some(rest) = bytes.strip_prefix(b"\x1b[?") else {
+    let skipped = |b: u8| b >= 0x7f || (b < 0x20 && !matches!(b, 0x18 | 0x1a | 0x1b));
+    let mut rest = bytes.iter().copied();
+    if rest.next() != Some(0x1b) {
         return false;
-    };
-    // C0 controls inside a CSI are executed and skipped (CAN, SUB and ESC end it); DEL is
-    // ignored.
-    let inside = |b: &u8| {
-        b.is_ascii_digit()
-            || matches!(*b, b';' | b':' | 0x7f)
-            || (*b < 0x20 && !matches!(*b, 0x18 | 0x1a | 0x1b))
-    };
-    let len = rest.iter().take_while(|b| inside(b)).count();
-    let params: Vec<u8> = rest[..len]
-        .iter()
-        .copied()
-        .filter(|b| b.is_ascii_digit() || *b == b';' || *b == b':')
-        .collect();
-    rest.get(len) == Some(&b'h')
-        && params
-            .split(|b| *b == b';')
-            .any(|p| matches!(p, b"47" | b"1047" | b"1049"))
+    }
+    for want in [b'[', b'?'] {
+        match rest.find(|b| !skipped(*b)) {
+            Some(b) if b == want => {}
+            _ => return false,
+        }
+    }
+    let mut params = Vec::new();
+    for b in rest {
+        match b {
+            b'h' => {
+                return params
+                    .split(|b| *b == b';')
+                    .any(|p: &[u8]| matches!(p, b"47" | b"1047" | b"1049"))
+            }
+            b'0'..=b'9' | b';' | b':' => params.push(b),
+            b if skipped(b) => {}
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// LF, VT, FF, IND, NEL and ESC: the bytes that may scroll.
@@ -192,8 +198,11 @@ mod tests {
         assert_eq!(piece_len(b"a\nb\x1b[?1049hc", 24, 80), 3);
         assert_eq!(piece_len(b"a\x1b[?25;47hc", 24, 80), 1);
         assert_eq!(piece_len(b"\x1b[?1049hc\x1b[?1049l", 24, 80), 17);
-        // Controls inside the sequence are executed by the terminal, the switch still happens.
+        // Controls inside the sequence are executed by the terminal, bytes from 0x80 on
+        // ignored: the switch still happens (both found by fuzzing).
         assert_eq!(piece_len(b"a\x1b[?104\t\x009h", 24, 80), 1);
+        assert_eq!(piece_len(b"a\x1b\x81[\x81?1049h", 24, 80), 1);
+        assert_eq!(piece_len(b"a\x1b[?10\x1849h", 24, 80), 10);
         // Not an alternate-screen switch, or not complete: no cut for it.
         assert_eq!(piece_len(b"a\x1b[?25hc", 24, 80), 8);
         assert_eq!(piece_len(b"a\x1b[?104", 24, 80), 7);
