@@ -199,28 +199,50 @@ fn now_unix_ms() -> u64 {
         .unwrap_or(0)
 }
 
-/// Writes `req/.<id>.tmp`, then renames it to `req/<id>.json`. Returns the final path.
+/// How long a full mailbox is waited for: the coordinator clears what floods it, and the space
+/// comes back once the sandbox lets go of the removed files (issue #19: a flood, cleared, then
+/// an escalation at once found the mailbox's tmpfs still full).
+const FULL_MAILBOX_WAIT: Duration = Duration::from_secs(3);
+
+/// Writes `req/.<id>.tmp`, then renames it to `req/<id>.json`. Returns the final path. A full
+/// mailbox (ENOSPC) is tried again for [`FULL_MAILBOX_WAIT`].
 fn submit(mailbox: &Path, request: &SignedRequest) -> Result<PathBuf, Failure> {
     let dir = mailbox.join(REQUEST_DIR);
     let id = &request.body.request_id;
     let tmp = dir.join(format!(".{id}.tmp"));
     let dest = dir.join(record_file_name(id));
-    let written = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        // Readable by the host user whatever uid the sandbox maps us to; no secret inside.
-        .mode(0o644)
-        .open(&tmp)
-        .and_then(|mut f| f.write_all(&request.to_bytes()))
-        .and_then(|()| std::fs::rename(&tmp, &dest));
-    written.map_err(|e| {
+    let deadline = Instant::now() + FULL_MAILBOX_WAIT;
+    let mut pause = Duration::from_millis(10);
+    loop {
+        let written = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            // Readable by the host user whatever uid the sandbox maps us to; no secret inside.
+            .mode(0o644)
+            .open(&tmp)
+            .and_then(|mut f| f.write_all(&request.to_bytes()))
+            .and_then(|()| std::fs::rename(&tmp, &dest));
+        let Err(e) = written else {
+            return Ok(dest);
+        };
         let _ = std::fs::remove_file(&tmp);
-        client_error(format!(
-            "cannot write the request to {}: {e} (is the Escalation Mailbox mounted?)",
+        let full = e.raw_os_error() == Some(libc::ENOSPC);
+        if full && Instant::now() < deadline {
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(200));
+            continue;
+        }
+        let hint = if full {
+            "the Escalation Mailbox stayed full: something in the sandbox is filling it; the \
+             coordinator clears it, try again"
+        } else {
+            "is the Escalation Mailbox mounted?"
+        };
+        return Err(client_error(format!(
+            "cannot write the request to {}: {e} ({hint})",
             dir.display()
-        ))
-    })?;
-    Ok(dest)
+        )));
+    }
 }
 
 /// Polls `res/<id>.json` until `deadline`. `None`: no result came. A result counts only when
