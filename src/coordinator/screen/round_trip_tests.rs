@@ -137,37 +137,39 @@ fn a_character_cut_between_reads_or_pieces_loses_nothing_after_it() {
                 "{escapes} escapes, cut at {at}"
             );
         }
-    } // A piece boundary inside U+0301: 24 escapes that may scroll a screen each leave a budget
-      // of 16 rows, so the plain run after them is cut at byte 271 (the crash's cut), here
-      // between the two bytes of U+0301.
+    }
+    // A piece boundary inside U+0301: 24 escapes that may scroll a screen each leave a budget
+    // of 16 rows, so the plain run after them is cut at byte 271 (the crash's cut), here
+    // between the two bytes of U+0301.
+    let rows = whole_and_by_byte(&after_24_escapes(197, "e\u{301}e\u{301}z".as_bytes()));
+    assert!(rows.concat().contains("xe\u{301}e\u{301}z"), "{rows:?}");
+    // The same cut after a lone lead byte (an invalid sequence: `F0` then `X`).
+    whole_and_by_byte(&after_24_escapes(198, b"\xf0X\xe4\xb8Y\x9fZ"));
+}
+
+/// 24 `ESC[H` (a screen of scroll budget each), `xs` x's, then `tail`: 16×16 pieces end at byte
+/// 271.
+fn after_24_escapes(xs: usize, tail: &[u8]) -> Vec<u8> {
     let mut bytes = "\x1b[H".repeat(24).into_bytes();
-    bytes.extend_from_slice(&[b'x'; 197]);
-    bytes.extend_from_slice("e\u{301}e\u{301}z".as_bytes());
+    bytes.extend(std::iter::repeat_n(b'x', xs));
+    bytes.extend_from_slice(tail);
     assert_eq!(pieces::piece_len(&bytes, 16, 16), 271);
+    bytes
+}
+
+/// The rows of a 16×16 screen fed `bytes` at once, checked equal to the same fed byte by byte.
+fn whole_and_by_byte(bytes: &[u8]) -> Vec<String> {
     let mut whole = SessionScreen::new(16, 16, 0);
-    whole.process(&bytes);
+    whole.process(bytes);
     let mut by_byte = SessionScreen::new(16, 16, 0);
-    for b in &bytes {
+    for b in bytes {
         by_byte.process(std::slice::from_ref(b));
     }
     assert_eq!(whole.snapshot(0).lines, by_byte.snapshot(0).lines);
-    let rows: String = whole
+    whole
         .snapshot(0)
         .lines
         .iter()
         .map(|l| l.text.clone())
-        .collect();
-    assert!(rows.contains("xe\u{301}e\u{301}z"), "{rows:?}"); // The same cut after a lone lead byte (an invalid sequence: `F0` then `X`): vte replaced it
-                                                              // differently when its next call brought the `X` (the row wrapped one char later).
-    let mut bytes = "\x1b[H".repeat(24).into_bytes();
-    bytes.extend_from_slice(&[b'x'; 198]);
-    bytes.extend_from_slice(b"\xf0X\xe4\xb8Y\x9fZ");
-    assert_eq!(pieces::piece_len(&bytes, 16, 16), 271);
-    let mut whole = SessionScreen::new(16, 16, 0);
-    whole.process(&bytes);
-    let mut by_byte = SessionScreen::new(16, 16, 0);
-    for b in &bytes {
-        by_byte.process(std::slice::from_ref(b));
-    }
-    assert_eq!(whole.snapshot(0).lines, by_byte.snapshot(0).lines);
+        .collect()
 }
