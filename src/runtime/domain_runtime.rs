@@ -419,7 +419,7 @@ const CONMON_EXIT_WAIT: std::time::Duration = std::time::Duration::from_secs(10)
 
 /// Is `id` a container ID as podman makes them (64 hex digits)?
 fn container_id(id: &str) -> bool {
-    id.len() == 64 && id.bytes().all(|b| b.is_ascii_hexdigit())
+    super::runsc_exec::is_container_id(id)
 }
 
 /// Kills this user's runtime processes that still name the removed container `id` — the runsc

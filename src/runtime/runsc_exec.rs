@@ -73,11 +73,7 @@ impl RunscExec {
         container_id: &str,
         conmon_pid: i32,
     ) -> Result<RunscExec, String> {
-        let hex = container_id.len() == 64
-            && container_id
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
-        if !hex {
+        if !is_container_id(container_id) {
             return Err(format!("{container_id:?} is not a container ID"));
         }
         if conmon_pid <= 0 {
@@ -148,6 +144,12 @@ pub fn publish(runtime_dir: &Path, direct: Option<&RunscExec>) {
     if let Err(e) = written {
         tracing::warn!("publishing the sandbox for direct exec: {e}");
     }
+}
+
+/// Whether `id` is a container ID as Podman prints it (64 lowercase hexadecimal digits), so it
+/// can never be read as a flag or a path.
+pub fn is_container_id(id: &str) -> bool {
+    id.len() == 64 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 /// Withdraws what [`publish`] wrote (the sandbox stops).

@@ -64,8 +64,7 @@ impl Target {
     pub fn published(runtime_dir: &std::path::Path) -> Option<Target> {
         let text = std::fs::read_to_string(runtime_dir.join(super::runsc_exec::PUBLISHED)).ok()?;
         let id = text.split_whitespace().next()?;
-        let hex = id.len() == 64 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
-        hex.then(|| Target {
+        super::runsc_exec::is_container_id(id).then(|| Target {
             root: super::runsc_wrapper::default_root(
                 std::env::var_os("XDG_RUNTIME_DIR").as_deref(),
             ),
