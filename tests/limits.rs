@@ -298,6 +298,89 @@ fn a_domain_over_its_disk_bound_is_told_while_it_runs_and_at_start() {
     ws.wait_torn_down();
 }
 
+/// What the agent writes into the Domain's state is hostile to the host-side walks that size it
+/// (the disk watch, `lazaret state list`, the control centre's panel): a symlink to the host's
+/// root, a directory swapped for one over and over while the walks run, 300 hard links to one
+/// 3 MB file, a FIFO, a tree deeper than the walk goes. None of it makes the Domain's size
+/// bigger (a link followed, a file counted per link: gigabytes, over the 16 MiB bound) or hides
+/// it (the walk stuck or given up: the 20 MB written after must still be reported).
+#[test]
+fn a_hostile_tree_in_the_domain_state_neither_inflates_nor_hides_its_size() {
+    let dev = Dev::get();
+    let ws = dev.workspace("limits-hostile-tree").with_profile(
+        "capped",
+        "[profiles.capped]\nextends = \"shell\"\ndisk = \"16m\"\n",
+    );
+    ws.host_sh("echo 'deps/' > .gitignore && git add .gitignore && git -c user.name=t -c user.email=t@localhost commit -qm ignore && mkdir -p deps");
+    let tree = "set -e; cd /workspace/deps; head -c 3000000 /dev/zero > big; \
+        i=0; while [ $i -lt 300 ]; do ln big l$i; i=$((i+1)); done; \
+        ln -s / root; ln -s /workspace/.. up; ln -s loop loop; mkfifo fifo; \
+        mkdir -p $(printf 'd/%.0s' $(seq 140)); \
+        (while :; do rm -rf swap; mkdir -p swap/x; rm -rf swap; ln -s / swap; done) & sw=$!; \
+        touch /workspace/.tree-written";
+    let cmd = format!(
+        "{tree}; {hold}; kill $sw; wait $sw || true; \
+         head -c 20000000 /dev/zero > /workspace/deps/more && touch /workspace/.more-written; \
+         while [ ! -e /workspace/.go2 ]; do sleep 0.1; done; echo done",
+        hold = support::HOLD
+    );
+    let running = ws.spawn_in(
+        "",
+        &["LAZARET_TEST_DISK_LOOK_MS=300"],
+        &["sh", "-c", &cmd],
+        false,
+    );
+    let written = wait_for(Duration::from_secs(90), || {
+        ws.path.join(".tree-written").exists().then_some(())
+    });
+    // Ten looks of the watch (every 300 ms here) over the tree, the swapper running.
+    std::thread::sleep(Duration::from_secs(3));
+    let ps_before = ws.lazaret(&["ps"]);
+    let list = ws.lazaret(&["state", "list", "--json"]);
+    ws.release();
+    let more = wait_for(Duration::from_secs(60), || {
+        ws.path.join(".more-written").exists().then_some(())
+    });
+    let listed = wait_for(Duration::from_secs(60), || {
+        let ps = ws.lazaret(&["ps"]);
+        ps.stdout
+            .contains("failure: this Domain's state takes")
+            .then_some(ps)
+    });
+    ws.host_sh("touch .go2");
+    let r = finish(running);
+    assert!(written.is_some(), "the agent's tree was not written: {r:?}");
+    assert!(
+        !ps_before.stdout.contains("failure:"),
+        "the hostile tree was counted over 16 MiB: {ps_before:?}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&list.stdout)
+        .unwrap_or_else(|e| panic!("state list --json: {e}: {list:?}"));
+    let d = v["domains"]
+        .as_array()
+        .and_then(|a| a.iter().find(|d| d["domain_id"] == ws.domain.as_str()))
+        .unwrap_or_else(|| panic!("the Domain is not listed: {v}"));
+    let ignored = &d["ignored_state"];
+    let bytes = ignored["bytes"].as_u64().unwrap_or(0);
+    assert!(
+        (3_000_000..8_000_000).contains(&bytes),
+        "the 3 MB file once, not per link, nothing behind a symlink: {ignored}"
+    );
+    assert_eq!(
+        ignored["partial"], true,
+        "the too-deep tree is said: {ignored}"
+    );
+    assert!(more.is_some(), "the agent did not go on: {r:?}");
+    let listed = listed.unwrap_or_else(|| panic!("the 20 MB after the tree went unseen: {r:?}"));
+    assert!(
+        listed.stdout.contains("over the profile's disk = 16 MiB"),
+        "{listed:?}"
+    );
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(r.stdout.contains("done"), "{r:?}");
+    ws.wait_torn_down();
+}
+
 /// `lazaret doctor` says for each bound whether this host enforces it, and how; `config check`
 /// refuses malformed bounds saying what is accepted.
 #[test]

@@ -5,8 +5,12 @@
 use crate::coordinator::status::DomainStatus;
 use crate::domain::Domain;
 use crate::profile::AgentProfile;
+use crate::state::listing::tree_size_bounded;
 use lazaret_protocol::domain_state::{AnchorSize, DomainView};
-use std::path::Path;
+
+/// Entries the panel's State Anchor sizes count before they say "partial": a huge tree is
+/// walked fully by `lazaret state list` and the disk watch, not every few seconds for a panel.
+const PANEL_MAX_ENTRIES: usize = 200_000;
 
 /// Host pids of the Domain's containers' main processes, noted at bring-up.
 #[derive(Clone, Copy, Debug, Default)]
@@ -68,45 +72,15 @@ pub fn anchor_sizes(domain: &Domain, profile: &AgentProfile) -> Vec<AnchorSize> 
                 .join("anchors")
                 .join(crate::runtime::state_anchor::anchor_name(p));
             // The current generation (`current` is a symlink Lazaret wrote: `gen-<n>`).
-            let (bytes, partial) = tree_size(&anchor.join("current").join("upper"));
+            // Walked as every host-side reader walks what the sandbox wrote: from open
+            // directories, never through a symlink (the agent may swap a directory for one
+            // mid-walk); bounded, as the panel refreshes it while the agent writes.
+            let size = tree_size_bounded(&anchor.join("current").join("upper"), PANEL_MAX_ENTRIES);
             AnchorSize {
                 path: p.clone(),
-                bytes,
-                partial,
+                bytes: size.bytes,
+                partial: size.partial,
             }
         })
         .collect()
-}
-
-/// Allocated bytes under `dir` without following symlinks; `partial` when something could not
-/// be read.
-fn tree_size(dir: &Path) -> (u64, bool) {
-    use std::os::unix::fs::MetadataExt;
-    let mut bytes = 0u64;
-    let mut partial = false;
-    let mut stack = vec![dir.to_path_buf()];
-    let mut seen = 0usize;
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            partial |= d != dir || dir.exists();
-            continue;
-        };
-        for e in entries.flatten() {
-            seen += 1;
-            // A huge tree is summed in later polls' time budget, not here.
-            if seen > 200_000 {
-                return (bytes, true);
-            }
-            match e.path().symlink_metadata() {
-                Ok(m) => {
-                    bytes += m.blocks() * 512;
-                    if m.is_dir() {
-                        stack.push(e.path());
-                    }
-                }
-                Err(_) => partial = true,
-            }
-        }
-    }
-    (bytes, partial)
 }

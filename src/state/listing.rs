@@ -271,6 +271,12 @@ pub fn parse_proc_locks(text: &str, dev: u64, ino: u64) -> Option<u32> {
 /// Disk usage of the tree at `dir` (see [`SizeEntry`]); a missing `dir` is empty, a
 /// non-directory counts as one file. Never follows a symlink.
 pub fn tree_size(dir: &Path) -> SizeEntry {
+    tree_size_bounded(dir, usize::MAX)
+}
+
+/// [`tree_size`] that counts at most `max_entries` entries and is `partial` past them: for a
+/// view refreshed every few seconds, which a tree of millions of files must not stall.
+pub fn tree_size_bounded(dir: &Path, max_entries: usize) -> SizeEntry {
     let mut size = SizeEntry::default();
     let root = match nix::sys::stat::lstat(dir) {
         Ok(st) => st,
@@ -286,7 +292,13 @@ pub fn tree_size(dir: &Path) -> SizeEntry {
         return size;
     }
     let mut seen = HashSet::new();
+    let (mut entries, mut capped) = (0usize, false);
     size.partial = walk(dir, (), &mut |e, _| {
+        entries += 1;
+        if entries > max_entries {
+            capped = true;
+            return None;
+        }
         let linked = !is_dir(e.stat) && e.stat.st_nlink > 1;
         if !linked || seen.insert((e.stat.st_dev, e.stat.st_ino)) {
             size.bytes = size.bytes.saturating_add(allocated(e.stat));
@@ -296,7 +308,7 @@ pub fn tree_size(dir: &Path) -> SizeEntry {
         }
         size.files += 1;
         None
-    });
+    }) || capped;
     size
 }
 

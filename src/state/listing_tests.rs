@@ -100,6 +100,27 @@ fn sizes_count_blocks_and_files_without_following_symlinks() -> anyhow::Result<(
 }
 
 #[test]
+fn a_bounded_size_stops_counting_and_says_partial() -> anyhow::Result<()> {
+    let t = tempfile::tempdir()?;
+    let d = t.path().join("tree");
+    for i in 0..10 {
+        write(&d.join(format!("sub/f{i}")), &[1u8; 5000])?;
+    }
+    let full = tree_size(&d);
+    assert_eq!((full.files, full.partial), (10, false));
+    assert_eq!(
+        tree_size_bounded(&d, 11),
+        full,
+        "11 entries: the dir and its 10 files"
+    );
+    let cut = tree_size_bounded(&d, 5);
+    assert!(cut.partial, "{cut:?}");
+    assert_eq!(cut.files, 4, "sub and four files counted: {cut:?}");
+    assert!(cut.bytes < full.bytes, "{cut:?} vs {full:?}");
+    Ok(())
+}
+
+#[test]
 fn too_deep_trees_are_partial_not_errors() -> anyhow::Result<()> {
     let t = tempfile::tempdir()?;
     let mut deep = t.path().join("d");
