@@ -15,6 +15,7 @@ use crate::terminal::gate::TerminalGate;
 use crate::terminal::prompt::TerminalPrompter;
 use anyhow::{bail, Context};
 use lazaret_protocol::held::HeldEntry;
+use lazaret_ui::terminal::failure_card::FailureCards;
 use lazaret_ui::terminal::held_card::{Choice, HeldCards};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -175,6 +176,12 @@ impl SessionPlan {
         if let Some(cards) = &held_cards {
             session.watch_held(Arc::new(cards.sink()));
         }
+        // Domain failures already known are not this run's news (see `new_failures`).
+        let known_failures = self.domain_failures();
+        // On a terminal, a failure the Domain reports while the command runs gets a card at
+        // once (issue #19); the end of the run repeats it.
+        let failure_cards = matches!(attach, Attach::Terminal)
+            .then(|| FailureCards::start(gate.clone(), &known_failures));
         let (attach, prompter): (Attach, Option<Arc<dyn Prompter>>) = match attach {
             Attach::Terminal => (
                 Attach::Terminal,
@@ -212,8 +219,6 @@ impl SessionPlan {
             }
             Attach::Embedded { run, .. } => run(&program, &args, &cancel),
         });
-        // Domain failures already known are not this run's news (see `new_failures`).
-        let known_failures = self.domain_failures();
         // Git Sentry watches the workspace's git control files while the command runs.
         let watching = Arc::new(crate::wake::WakeFlag::new());
         let watcher = {
@@ -221,9 +226,20 @@ impl SessionPlan {
             let store = crate::runtime::git_sentry::guard::store_of(&self.domain);
             std::thread::spawn(move || crate::runtime::git_sentry::guard::watch(&ws, &store, &stop))
         };
+        let failure_watch = failure_cards.as_ref().map(|cards| {
+            let status = crate::coordinator::paths::status(&self.domain);
+            let (stop, sink) = (watching.clone(), cards.sink());
+            std::thread::spawn(move || {
+                crate::coordinator::status_watch::watch(&status, &stop, &sink);
+            })
+        });
         let outcome = session.run_attached(run, prompter);
         drop(held_cards);
         watching.set();
+        if let Some(w) = failure_watch {
+            let _ = w.join();
+        }
+        drop(failure_cards);
         let watched = watcher.join().unwrap_or_default();
         self.tell(&watched, embedded);
         let outcome = match outcome {

@@ -5,9 +5,13 @@
 //! terminal is the sandbox's again. Real stack (gVisor sandbox, the real sidecar), driven
 //! through tmux; every address tried is a test host of the test's own network namespace
 //! (`support::netns`).
+//!
+//! Issue #19, the same terminal: a Domain failure while the command runs (the Network Sidecar
+//! killed) is said on it at once, by a card that gives the terminal back.
 
 mod support;
 
+use std::process::{Command, Stdio};
 use std::time::Duration;
 use support::netns::{host_fetch, TestHosts, BASE, PORT, PUBLIC, RESOLVER};
 use support::tmux::Tmux;
@@ -115,4 +119,85 @@ fn the_run_terminal_asks_about_a_held_connection() {
     tmux.wait_screen("t", "the host shell", |s| s.trim_end().ends_with("host$"));
     ws.assert_nothing_left();
     drop(hosts);
+}
+
+/// The Network Sidecar killed while `lazaret run`'s command runs on a terminal: a card says so
+/// at once (before, only the run's end did), alone on the screen; a key after the guard gives
+/// the terminal back — that key never reaches the sandbox — and the command goes on; the end of
+/// the run repeats the failure.
+#[test]
+fn a_sidecar_killed_under_a_run_is_said_on_its_terminal_at_once() {
+    let dev = Dev::get();
+    let ws = dev.workspace("failure-card");
+    let tmux = Tmux::start(
+        &dev,
+        "failure-card",
+        "t",
+        &ws.path.display().to_string(),
+        160,
+        40,
+    );
+    tmux.type_line(
+        "t",
+        &format!(
+            "PS1='host$ '; env {} {} run",
+            ws.env_args().join(" "),
+            lazaret_bin().display()
+        ),
+    );
+    tmux.type_line("t", "PS1='sandbox# '");
+    // The prompt itself (the typed `PS1='sandbox# '` line contains its text too).
+    tmux.wait_visible("t", "the sandbox prompt", |s| {
+        s.lines().any(|l| l.trim_end() == "sandbox#")
+    });
+    let sidecar = format!("lazaret-{}-sidecar", ws.domain);
+    let pid = wait_for(Duration::from_secs(60), || {
+        let out = dev
+            .command("podman")
+            .args(["inspect", "--format", "{{.State.Pid}}", &sidecar])
+            .stdin(Stdio::null())
+            .output()
+            .ok()?;
+        let pid: u32 = String::from_utf8_lossy(&out.stdout).trim().parse().ok()?;
+        (pid > 0).then_some(pid)
+    })
+    .expect("the sidecar runs");
+    let killed = Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let card = tmux.wait_visible("t", "the failure card", |s| {
+        s.contains("the Domain reports a failure while your command runs")
+    });
+    assert!(
+        card.contains("│ the Network Sidecar exited"),
+        "the failure named:\n{card}"
+    );
+    assert!(card.contains("any key goes back to the session"), "{card}");
+    assert!(
+        !card.contains("sandbox# "),
+        "the card is alone on the screen:\n{card}"
+    );
+    std::thread::sleep(GUARD);
+    tmux.keys("t", "q");
+    tmux.wait_visible("t", "the card closed", |s| {
+        s.contains("└─ back to the session")
+    });
+    tmux.type_line("t", "echo still-$((40+2))");
+    let back = tmux.wait_screen("t", "the sandbox shell again", |s| s.contains("still-42"));
+    assert!(
+        !back.contains("qecho"),
+        "the key that closed the card reached the sandbox:\n{back}"
+    );
+    tmux.type_line("t", "exit");
+    let end = tmux.wait_screen("t", "the host shell", |s| s.trim_end().ends_with("host$"));
+    assert!(
+        end.contains(
+            "lazaret: warning: the Domain reported while the command ran: the Network Sidecar \
+             exited"
+        ),
+        "{end}"
+    );
+    ws.assert_nothing_left();
 }

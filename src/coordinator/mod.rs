@@ -35,6 +35,7 @@ pub mod server;
 pub mod session_api;
 pub mod state;
 pub mod status;
+pub mod status_watch;
 pub mod trace;
 pub mod viewers;
 

@@ -283,7 +283,7 @@ pub trait Screen: Send {
 }
 
 /// The developer's terminal (stdout, stdin).
-struct Tty;
+pub(super) struct Tty;
 
 impl Screen for Tty {
     fn put(&mut self, text: &str) {
