@@ -19,6 +19,7 @@
 //! request dir's own size-limited tmpfs ([`super::mailbox_fs`]), which the coordinator reads
 //! through a directory fd ([`Mailbox::reading_through`]).
 
+use super::removed_files::RemovedFiles;
 use crate::domain::layout::ensure_private_dir;
 use lazaret_protocol::escalation::{request_id_is_valid, MAX_REQUEST_BYTES};
 use nix::errno::Errno;
@@ -204,12 +205,20 @@ fn dir_flags() -> OFlag {
 
 /// Removes `name` from `dir` without following it: a file, symlink or special file is
 /// unlinked, a directory removed fd-relatively with everything in it.
-fn remove_entry(dir: BorrowedFd<'_>, name: &OsStr, kind: EntryKind) -> anyhow::Result<()> {
+/// A regular file is emptied first and kept in `removed` (emptied again at later sweeps).
+fn remove_entry(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+    kind: EntryKind,
+    removed: &mut RemovedFiles,
+) -> anyhow::Result<()> {
     if kind == EntryKind::Directory {
         return crate::state::remove::remove_tree_at(dir, name);
     }
     if kind == EntryKind::Regular {
-        empty_file(dir, name);
+        if let Some(fd) = empty_file(dir, name) {
+            removed.keep(fd, std::time::Instant::now());
+        }
     }
     match unlinkat(dir, name, UnlinkatFlags::NoRemoveDir) {
         Ok(()) | Err(Errno::ENOENT) => Ok(()),
@@ -225,18 +234,19 @@ fn remove_entry(dir: BorrowedFd<'_>, name: &OsStr, kind: EntryKind) -> anyhow::R
 /// files the sandbox wrote and closed do not keep that space from later requests. Opened
 /// write-only without following a symlink, without blocking (a FIFO swapped in), and checked
 /// on the descriptor to be a regular file; a file the coordinator may not write is left as it is.
-fn empty_file(dir: BorrowedFd<'_>, name: &OsStr) {
+/// Returns the descriptor of the emptied file.
+fn empty_file(dir: BorrowedFd<'_>, name: &OsStr) -> Option<OwnedFd> {
     let flags = OFlag::O_WRONLY
         | OFlag::O_NOFOLLOW
         | OFlag::O_NONBLOCK
         | OFlag::O_NOCTTY
         | OFlag::O_CLOEXEC;
-    let Ok(fd) = openat(dir, name, flags, Mode::empty()) else {
-        return;
-    };
-    if fstat(fd.as_fd()).is_ok_and(|st| facts_of(&st).kind == EntryKind::Regular) {
-        let _ = nix::unistd::ftruncate(&fd, 0);
+    let fd = openat(dir, name, flags, Mode::empty()).ok()?;
+    if !fstat(fd.as_fd()).is_ok_and(|st| facts_of(&st).kind == EntryKind::Regular) {
+        return None;
     }
+    let _ = nix::unistd::ftruncate(&fd, 0);
+    Some(fd)
 }
 
 #[derive(Clone, Debug)]
@@ -246,6 +256,8 @@ pub struct Mailbox {
     /// The request dir as the coordinator reads it: its own tmpfs in podman's namespace
     /// ([`super::mailbox_fs`]); `None` only for a plain dir (unit tests), opened by path.
     req_dir: Option<std::sync::Arc<OwnedFd>>,
+    /// Files removed lately, emptied again at each sweep ([`RemovedFiles`]).
+    removed: std::sync::Arc<std::sync::Mutex<RemovedFiles>>,
 }
 
 impl Mailbox {
@@ -256,6 +268,7 @@ impl Mailbox {
             req: root.join("req"),
             res: root.join("res"),
             req_dir: None,
+            removed: Default::default(),
         }
     }
 
@@ -295,7 +308,13 @@ impl Mailbox {
     /// [`SWEEP_BUDGET`] entries), and names the records to take.
     pub fn sweep(&self) -> anyhow::Result<Sweep> {
         let dir = self.open_req()?;
-        Ok(sweep_dir(dir.as_fd(), SWEEP_BUDGET))
+        let mut removed = self.removed();
+        removed.empty_again(std::time::Instant::now());
+        Ok(sweep_dir(dir.as_fd(), SWEEP_BUDGET, &mut removed))
+    }
+
+    fn removed(&self) -> std::sync::MutexGuard<'_, RemovedFiles> {
+        self.removed.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Reads the record `name` once and removes it: opened relative to the request dir
@@ -310,7 +329,7 @@ impl Mailbox {
             Ok(st) => facts_of(&st).kind,
             Err(_) => return result,
         };
-        if let Err(e) = remove_entry(dir.as_fd(), OsStr::new(name), kind) {
+        if let Err(e) = remove_entry(dir.as_fd(), OsStr::new(name), kind, &mut self.removed()) {
             tracing::warn!(record = name, "removing an escalation record: {e:#}");
         }
         result
@@ -345,7 +364,7 @@ fn open_dir(path: &Path) -> anyhow::Result<OwnedFd> {
 }
 
 /// [`Mailbox::sweep`] on an open directory, removing at most `budget` entries.
-fn sweep_dir(dir: BorrowedFd<'_>, budget: usize) -> Sweep {
+fn sweep_dir(dir: BorrowedFd<'_>, budget: usize, removed: &mut RemovedFiles) -> Sweep {
     let mut out = Sweep::default();
     let names = match crate::state::remove::list_dir(dir) {
         Ok(n) => n,
@@ -380,7 +399,7 @@ fn sweep_dir(dir: BorrowedFd<'_>, budget: usize) -> Sweep {
                 continue;
             }
         };
-        match remove_entry(dir, &name, facts.kind) {
+        match remove_entry(dir, &name, facts.kind, removed) {
             Ok(()) => out.note(&name, why),
             Err(e) => {
                 out.note(&name, why);

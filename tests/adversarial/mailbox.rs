@@ -420,9 +420,11 @@ fn held_open(name: &str) -> Vec<(u32, String, u64, u64)> {
 /// Opens `req/held`, waits until the sweep has removed its name (junk), then writes 64 MiB
 /// through the descriptor it kept — bytes the sweep can no longer see, which the host would
 /// keep as `req/held (deleted)` in `$XDG_RUNTIME_DIR` for as long as the sandbox likes. The
-/// request dir is a tmpfs of its own: the write fails with ENOSPC at about its size, the file
-/// the host holds is no bigger and not on the runtime dir's file system, and once the file is
-/// closed escalations answer again.
+/// request dir is a tmpfs of its own, and the coordinator empties a file it removed again at
+/// each sweep for a while: the write lands in a file that holds (next to) nothing, or fails with
+/// ENOSPC at about the tmpfs's size; either way the file the host holds is no bigger than that
+/// and not on the runtime dir's file system, and once the file is closed escalations answer
+/// again.
 #[test]
 fn bytes_written_through_a_descriptor_kept_after_the_sweep_are_capped() {
     use std::os::unix::fs::MetadataExt;
@@ -480,11 +482,11 @@ os.path.exists(req + "/held")
         .find_map(|w| w.strip_prefix("written="))
         .and_then(|w| w.parse().ok())
         .unwrap_or(u64::MAX);
-    assert!(
-        (REQ_FS_BYTES / 2..=REQ_FS_BYTES).contains(&n),
-        "the write through the kept descriptor was not stopped at about {REQ_FS_BYTES} bytes: {line}"
-    );
-    assert!(line.ends_with("err=ENOSPC"), "{line}");
+    // Written into a file the coordinator kept emptying (all 64 MiB, or until it stopped
+    // keeping it and the tmpfs filled): what the host holds is checked below.
+    let stopped = line.ends_with("err=ENOSPC") && n >= REQ_FS_BYTES / 2;
+    let emptied = line.ends_with("err=none") && n == 64 * 1024 * 1024;
+    assert!(stopped || emptied, "{line}");
     assert!(
         holders.iter().all(|(_, _, len, _)| *len <= REQ_FS_BYTES),
         "the host holds more than the cap: {holders:?}"
