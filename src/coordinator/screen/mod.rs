@@ -184,6 +184,7 @@ impl SessionScreen {
     /// to the history.
     pub fn resize(&mut self, rows: u16, cols: u16) {
         self.term.resize(Size::new(rows, cols));
+        lazaret_ui::terminal::row_reset::mark_rows_written(self.term.grid_mut());
         let back = reflow::keep_on_screen(self.term.grid_mut());
         self.collect_scrolled_but(back);
         self.note_damage();

@@ -212,3 +212,44 @@ fn hostile_sizes_do_not_panic() {
     assert_eq!(screen.size(), (20, 46));
     assert_eq!(all_text(&screen), shell_lines());
 }
+
+/// The fuzz target's read-cut check found blank cells keeping an old background after a resize
+/// — or not, depending on where reads ended: rows erased under a cyan background, widened by a
+/// resize, then recycled by scrolling kept their cyan cells (alacritty resets only the cells a
+/// row marks written; `row_reset`). The fuzzer's input, decoded as the `screen` target does:
+/// the same output whole or each read cut in two shows the same screen.
+#[test]
+fn widened_rows_keep_no_old_background_wherever_reads_end() {
+    let data = include_bytes!("../../../fuzz/corpus/screen/widened-row-reset");
+    let mut input = data.iter().copied();
+    let mut next = || input.next().unwrap_or(0);
+    let rows = u16::from(next() % 24) + 1;
+    let cols = u16::from(next() % 80) + 1;
+    let scrollback = usize::from(next());
+    let (mut whole, mut cut) = (
+        SessionScreen::new(rows, cols, scrollback),
+        SessionScreen::new(rows, cols, scrollback),
+    );
+    let mut rest: &[u8] = &data[3..];
+    while let Some((&n, tail)) = rest.split_first() {
+        rest = tail;
+        if n == 0xff {
+            let r = u16::from(rest.first().copied().unwrap_or(0) % 30);
+            let c = u16::from(rest.get(1).copied().unwrap_or(0) % 90);
+            rest = rest.get(2..).unwrap_or(&[]);
+            whole.resize(r, c);
+            cut.resize(r, c);
+            continue;
+        }
+        let (read, tail) = rest.split_at((usize::from(n) * 4).min(rest.len()));
+        rest = tail;
+        whole.process(read);
+        let at = usize::from(n).wrapping_mul(7) % (read.len() + 1);
+        cut.process(&read[..at]);
+        cut.process(&read[at..]);
+        assert_eq!(
+            cut.snapshot(usize::MAX).lines,
+            whole.snapshot(usize::MAX).lines
+        );
+    }
+}

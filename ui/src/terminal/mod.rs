@@ -14,6 +14,7 @@ pub mod line_editor;
 pub mod output_filter;
 pub mod prompt;
 pub mod raw_mode;
+pub mod row_reset;
 pub mod signals;
 pub mod utf8_cut;
 

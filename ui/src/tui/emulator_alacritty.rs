@@ -189,6 +189,7 @@ impl Emulator for AlacrittyEmulator {
 
     fn resize(&mut self, rows: u16, cols: u16) {
         self.term.resize(size(rows, cols));
+        crate::terminal::row_reset::mark_rows_written(self.term.grid_mut());
     }
 
     fn size(&self) -> (u16, u16) {
