@@ -35,6 +35,21 @@ impl WakeFlag {
     pub fn fd(&self) -> Option<BorrowedFd<'_>> {
         self.wake.as_ref().map(AsFd::as_fd)
     }
+
+    /// Sleeps until the flag is set, `other` (an inotify instance, say) is readable, or
+    /// `timeout` has passed.
+    pub fn wait_with(&self, other: Option<BorrowedFd<'_>>, timeout: std::time::Duration) {
+        use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+        let mut fds: Vec<PollFd> = other
+            .into_iter()
+            .chain(self.fd())
+            .map(|fd| PollFd::new(fd, PollFlags::POLLIN))
+            .collect();
+        let _ = poll(
+            &mut fds,
+            PollTimeout::try_from(timeout).unwrap_or(PollTimeout::MAX),
+        );
+    }
 }
 
 impl Default for WakeFlag {

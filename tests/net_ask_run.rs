@@ -11,7 +11,7 @@
 
 mod support;
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 use support::netns::{host_fetch, TestHosts, BASE, PORT, PUBLIC, RESOLVER};
 use support::tmux::Tmux;
@@ -150,18 +150,7 @@ fn a_sidecar_killed_under_a_run_is_said_on_its_terminal_at_once() {
     tmux.wait_visible("t", "the sandbox prompt", |s| {
         s.lines().any(|l| l.trim_end() == "sandbox#")
     });
-    let sidecar = format!("lazaret-{}-sidecar", ws.domain);
-    let pid = wait_for(Duration::from_secs(60), || {
-        let out = dev
-            .command("podman")
-            .args(["inspect", "--format", "{{.State.Pid}}", &sidecar])
-            .stdin(Stdio::null())
-            .output()
-            .ok()?;
-        let pid: u32 = String::from_utf8_lossy(&out.stdout).trim().parse().ok()?;
-        (pid > 0).then_some(pid)
-    })
-    .expect("the sidecar runs");
+    let pid = ws.container_pid("sidecar").expect("the sidecar runs");
     let killed = Command::new("kill")
         .args(["-9", &pid.to_string()])
         .status()

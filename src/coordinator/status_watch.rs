@@ -4,7 +4,6 @@
 //! second per run: an idle Domain costs nothing, issue #18).
 
 use crate::wake::WakeFlag;
-use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
 use std::os::fd::AsFd;
 use std::path::Path;
@@ -35,17 +34,7 @@ pub fn watch(status: &Path, stop: &WakeFlag, failures: &dyn Fn(Vec<String>)) {
                 last = Some(now);
             }
         }
-        let mut fds = Vec::new();
-        if let Some(i) = &inotify {
-            fds.push(PollFd::new(i.as_fd(), PollFlags::POLLIN));
-        }
-        if let Some(w) = stop.fd() {
-            fds.push(PollFd::new(w, PollFlags::POLLIN));
-        }
-        let _ = poll(
-            &mut fds,
-            PollTimeout::try_from(SAFETY_LOOK).unwrap_or(PollTimeout::MAX),
-        );
+        stop.wait_with(inotify.as_ref().map(AsFd::as_fd), SAFETY_LOOK);
         look = match &inotify {
             // Woken by the stop, an event, or the safety look's time: an event of another
             // file in the runtime dir (the socket, locks) is no reason to read.

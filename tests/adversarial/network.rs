@@ -244,18 +244,7 @@ fn a_killed_sidecar_leaves_the_sandbox_without_network_and_the_domain_says_so() 
         probes(PUBLIC)
     );
     let child = ws.spawn(&["sh", "-c", &script]);
-    let sidecar = format!("lazaret-{}-sidecar", ws.domain);
-    let pid = wait_for(Duration::from_secs(60), || {
-        let out = dev
-            .command("podman")
-            .args(["inspect", "--format", "{{.State.Pid}}", &sidecar])
-            .stdin(Stdio::null())
-            .output()
-            .ok()?;
-        let pid: u32 = String::from_utf8_lossy(&out.stdout).trim().parse().ok()?;
-        (pid > 0).then_some(pid)
-    })
-    .expect("the sidecar runs");
+    let pid = ws.container_pid("sidecar").expect("the sidecar runs");
     // Let the first probes finish before the sidecar goes.
     wait_for(Duration::from_secs(60), || {
         ws.path.join(".probed").exists().then_some(())

@@ -348,6 +348,23 @@ impl TestWorkspace {
         );
     }
 
+    /// The host pid of this Domain's `role` container's main process (`sidecar`, `sandbox`),
+    /// once it runs (waits up to a minute).
+    pub fn container_pid(&self, role: &str) -> Option<u32> {
+        let name = format!("lazaret-{}-{role}", self.domain);
+        wait_for(Duration::from_secs(60), || {
+            let out = self
+                .dev
+                .command("podman")
+                .args(["inspect", "--format", "{{.State.Pid}}", &name])
+                .stdin(Stdio::null())
+                .output()
+                .ok()?;
+            let pid: u32 = String::from_utf8_lossy(&out.stdout).trim().parse().ok()?;
+            (pid > 0).then_some(pid)
+        })
+    }
+
     /// Containers of this Domain that still exist.
     pub fn containers(&self) -> Vec<String> {
         self.try_containers().expect("running podman ps")

@@ -15,7 +15,6 @@
 
 use super::control;
 use crate::wake::WakeFlag;
-use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
 use std::collections::BTreeSet;
 use std::os::fd::AsFd;
@@ -97,17 +96,7 @@ pub fn run(ws: &Path, stop: &WakeFlag, mut look: impl FnMut() -> Vec<String>) ->
     let mut last = Instant::now();
     while !stop.is_set() {
         let timeout = if all_watched { SAFETY_LOOK } else { MIN_PERIOD };
-        let mut fds = Vec::new();
-        if let Some(i) = &inotify {
-            fds.push(PollFd::new(i.as_fd(), PollFlags::POLLIN));
-        }
-        if let Some(w) = stop.fd() {
-            fds.push(PollFd::new(w, PollFlags::POLLIN));
-        }
-        let _ = poll(
-            &mut fds,
-            PollTimeout::try_from(timeout).unwrap_or(PollTimeout::MAX),
-        );
+        stop.wait_with(inotify.as_ref().map(AsFd::as_fd), timeout);
         if stop.is_set() {
             break;
         }

@@ -4,9 +4,9 @@
 
 use super::*;
 use crate::terminal::guard::GUARD;
+use crate::terminal::recorded_screen::Recorded;
 use crate::tui::emulator::Emulator;
 use crate::tui::emulator_vt100::Vt100Emulator;
-use std::sync::Mutex;
 
 const MS: Duration = Duration::from_millis(1);
 const ROWS: u16 = 24;
@@ -55,43 +55,9 @@ fn a_hostile_failure_text_is_shown_escaped() {
     assert!(!screen(&text).lines().any(|l| l == "lazaret: all fine"));
 }
 
-#[derive(Clone, Default)]
-struct Recorded(Arc<Mutex<String>>);
-
-impl Recorded {
-    fn text(&self) -> String {
-        self.0.lock().map(|s| s.clone()).unwrap_or_default()
-    }
-
-    /// Cards shown: each starts by cleaning the screen (CLEAN begins with CAN).
-    fn cards(&self) -> usize {
-        self.text().matches('\x18').count()
-    }
-
-    fn wait(&self, what: &str, pred: impl Fn(&Recorded) -> bool) {
-        let until = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < until {
-            if pred(self) {
-                return;
-            }
-            std::thread::sleep(10 * MS);
-        }
-        panic!("waiting for {what}: {:?}", self.text());
-    }
-}
-
-impl Screen for Recorded {
-    fn put(&mut self, text: &str) {
-        if let Ok(mut s) = self.0.lock() {
-            s.push_str(text);
-        }
-    }
-
-    fn settle(&mut self) {}
-
-    fn rows(&self) -> u16 {
-        ROWS
-    }
+/// Cards shown: each starts by cleaning the screen (CLEAN begins with CAN).
+fn shown(text: &str) -> usize {
+    text.matches('\x18').count()
 }
 
 /// Waits until the card gave the terminal back (keys go to the sandbox again).
@@ -121,13 +87,13 @@ fn a_new_failure_gets_one_card_that_a_key_after_the_guard_closes() {
     sink(known.clone());
     std::thread::sleep(200 * MS);
     assert_eq!(
-        screen.cards(),
+        shown(&screen.text()),
         0,
         "a failure known at start: {:?}",
         screen.text()
     );
     sink(vec![known[0].clone(), SIDECAR.to_owned()]);
-    screen.wait("the card", |s| s.cards() == 1);
+    screen.wait("the card", |s| shown(s) == 1);
     assert!(screen.text().contains(SIDECAR));
     // The card owns the keys; one right away (typed for the session) does not close it.
     assert!(gate.route_input(b"x"));
@@ -141,7 +107,7 @@ fn a_new_failure_gets_one_card_that_a_key_after_the_guard_closes() {
     // Shown once: listed again, no second card.
     sink(vec![SIDECAR.to_owned()]);
     std::thread::sleep(300 * MS);
-    assert_eq!(screen.cards(), 1);
+    assert_eq!(shown(&screen.text()), 1);
     drop(cards);
     assert!(!gate.route_input(b"x"));
 }
@@ -155,20 +121,20 @@ fn a_card_closes_by_itself_and_waits_for_a_prompts_turn() {
     let turn = gate.turn();
     sink(vec![SIDECAR.to_owned()]);
     std::thread::sleep(300 * MS);
-    assert_eq!(screen.cards(), 0, "drawn during a prompt's turn");
+    assert_eq!(shown(&screen.text()), 0, "drawn during a prompt's turn");
     drop(turn);
-    screen.wait("the card", |s| s.cards() == 1);
-    let shown = Instant::now();
+    screen.wait("the card", |s| shown(s) == 1);
+    let opened = Instant::now();
     assert!(wait_back(&gate, Duration::from_secs(3)), "it stayed");
     assert!(
-        shown.elapsed() >= 250 * MS,
+        opened.elapsed() >= 250 * MS,
         "closed after {:?}",
-        shown.elapsed()
+        opened.elapsed()
     );
     // A second failure later: its own card; the run ends with it shown: closed at once.
     let cards = FailureCards::start_on(gate.clone(), &[], Box::new(screen.clone()), 60 * SEC);
     cards.sink()(vec!["this Domain's state takes 40 MiB".to_owned()]);
-    screen.wait("the second card", |s| s.cards() == 2);
+    screen.wait("the second card", |s| shown(s) == 2);
     let ended = Instant::now();
     drop(cards);
     assert!(

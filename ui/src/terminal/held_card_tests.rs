@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::terminal::guard::GUARD;
+use crate::terminal::recorded_screen::Recorded;
 use crate::tui::emulator::Emulator;
 use crate::tui::emulator_alacritty::AlacrittyEmulator;
 use crate::tui::emulator_vt100::Vt100Emulator;
@@ -260,42 +261,6 @@ fn the_card_is_alone_on_the_screen_whatever_the_sandbox_set() {
             let modes = emu.modes();
             assert!(!modes.alt_screen && modes.cursor_visible && modes.bracketed_paste);
         }
-    }
-}
-
-/// What the cards wrote.
-#[derive(Clone, Default)]
-struct Recorded(Arc<Mutex<String>>);
-
-impl Recorded {
-    fn text(&self) -> String {
-        self.0.lock().map(|s| s.clone()).unwrap_or_default()
-    }
-
-    /// Waits (5 s at most) until what was written satisfies `pred`.
-    fn wait(&self, what: &str, pred: impl Fn(&str) -> bool) {
-        let until = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < until {
-            if pred(&self.text()) {
-                return;
-            }
-            std::thread::sleep(10 * MS);
-        }
-        panic!("waiting for {what}: {:?}", self.text());
-    }
-}
-
-impl Screen for Recorded {
-    fn put(&mut self, text: &str) {
-        if let Ok(mut s) = self.0.lock() {
-            s.push_str(text);
-        }
-    }
-
-    fn settle(&mut self) {}
-
-    fn rows(&self) -> u16 {
-        ROWS
     }
 }
 

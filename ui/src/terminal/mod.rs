@@ -14,6 +14,8 @@ pub mod line_editor;
 pub mod output_filter;
 pub mod prompt;
 pub mod raw_mode;
+#[cfg(test)]
+mod recorded_screen;
 pub mod row_reset;
 pub mod signals;
 pub mod utf8_cut;
