@@ -19,10 +19,15 @@ use std::time::{Duration, Instant};
 pub const KEEP_FOR: Duration = Duration::from_secs(10);
 /// The most removed files kept open at once.
 pub const MAX_KEPT: usize = 256;
+/// How often the kept files are emptied again at most: during a flood the sweep runs every few
+/// milliseconds, and 256 truncations each time would cost more than the flood.
+pub const EMPTY_EVERY: Duration = Duration::from_millis(250);
 
 #[derive(Debug, Default)]
 pub struct RemovedFiles {
     kept: VecDeque<(OwnedFd, Instant)>,
+    /// When the kept files were last emptied again.
+    emptied: Option<Instant>,
 }
 
 impl RemovedFiles {
@@ -36,8 +41,16 @@ impl RemovedFiles {
         self.kept.push_back((fd, now));
     }
 
-    /// Empties every kept file again; closes those kept for [`KEEP_FOR`].
+    /// Empties every kept file again (at most every [`EMPTY_EVERY`]); closes those kept for
+    /// [`KEEP_FOR`].
     pub fn empty_again(&mut self, now: Instant) {
+        if self
+            .emptied
+            .is_some_and(|at| now.saturating_duration_since(at) < EMPTY_EVERY)
+        {
+            return;
+        }
+        self.emptied = Some(now);
         for (fd, _) in &self.kept {
             let _ = nix::unistd::ftruncate(fd, 0);
         }
@@ -86,6 +99,10 @@ mod tests {
         removed.empty_again(t0 + Duration::from_secs(1));
         assert_eq!(writer.metadata()?.len(), 0, "not emptied again");
         assert_eq!(removed.len(), 1);
+        // Not again within EMPTY_EVERY (a flood's sweeps come every few milliseconds).
+        writer.write_all(&[4u8; 10])?;
+        removed.empty_again(t0 + Duration::from_secs(1) + EMPTY_EVERY / 2);
+        assert!(writer.metadata()?.len() > 0, "emptied again too soon");
         // After KEEP_FOR: emptied once more, then let go.
         writer.write_all(&[3u8; 10])?;
         removed.empty_again(t0 + KEEP_FOR);

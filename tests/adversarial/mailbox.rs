@@ -432,7 +432,14 @@ fn bytes_written_through_a_descriptor_kept_after_the_sweep_are_capped() {
     let ws = workspace(&dev, "mbx-held");
     let held = r#"
 import errno
-fd = os.open(req + "/held", os.O_WRONLY | os.O_CREAT, 0o600)
+# The sweep removes the junk name at once: a create racing it can fail with ENOENT (gVisor
+# creates, then opens); try again until the descriptor is ours.
+for _ in range(100):
+    try:
+        fd = os.open(req + "/held", os.O_WRONLY | os.O_CREAT, 0o600)
+        break
+    except FileNotFoundError:
+        time.sleep(0.01)
 t = time.time()
 while "held" in os.listdir(req) and time.time() - t < 20: time.sleep(0.01)
 swept = "held" not in os.listdir(req)
