@@ -26,6 +26,7 @@
 //!   the history when the alternate screen ends, even if there was room below.
 //! - Sizes are capped at [`term::MAX_ROWS`]×[`term::MAX_COLS`].
 
+mod alt_switch;
 mod damage;
 mod encode;
 mod history;
@@ -36,6 +37,8 @@ mod term;
 
 #[cfg(test)]
 mod damage_tests;
+#[cfg(test)]
+mod fuzz_finding_tests;
 #[cfg(test)]
 mod history_tests;
 #[cfg(test)]
@@ -55,6 +58,7 @@ use alacritty_terminal::vte::ansi::Processor;
 use alacritty_terminal::Term;
 use lazaret_protocol::screen::{ScreenDamage, ScreenSnapshot};
 
+use alt_switch::AltSwitch;
 pub use damage::Changes;
 use damage::Damage;
 use history::History;
@@ -72,6 +76,8 @@ pub struct SessionScreen {
     /// What the parser has not been fed yet: an incomplete UTF-8 sequence at the end of the
     /// output so far.
     utf8: lazaret_ui::terminal::utf8_cut::Utf8Cut,
+    /// Where the parser stands in an escape sequence: where the next piece of output may end.
+    position: AltSwitch,
     listener: Listener,
     history: History,
     /// The emulator has allocated history rows since the last [`SessionScreen::trim`].
@@ -93,6 +99,7 @@ impl SessionScreen {
             term: Term::new(config, &Size::new(rows, cols), listener.clone()),
             parser: Processor::new(),
             utf8: Default::default(),
+            position: AltSwitch::Ground,
             listener,
             history: History::new(scrollback_lines),
             row_cache: false,
@@ -111,9 +118,18 @@ impl SessionScreen {
         let mut rest = self.utf8.feed(bytes, &mut joined);
         while !rest.is_empty() {
             let (rows, cols) = self.dims();
-            let n = pieces::piece_len(rest, rows, cols).max(1);
-            let n = lazaret_ui::terminal::utf8_cut::boundary_near(rest, n);
+            let (mut n, mut after) = pieces::piece_len(rest, rows, cols, self.position);
+            // A piece ending inside an escape (before the byte that switches to the
+            // alternate screen) ends where it is: vte reads no UTF-8 there.
+            if after.is_ground() {
+                let m = lazaret_ui::terminal::utf8_cut::boundary_near(rest, n.max(1));
+                if m != n {
+                    (n, after) = (m, self.position);
+                    after.advance(&rest[..n]);
+                }
+            }
             self.parser.advance(&mut self.term, &rest[..n]);
+            self.position = after;
             scrolled |= self.collect_scrolled();
             rest = &rest[n..];
         }

@@ -153,7 +153,7 @@ fn after_24_escapes(xs: usize, tail: &[u8]) -> Vec<u8> {
     let mut bytes = "\x1b[H".repeat(24).into_bytes();
     bytes.extend(std::iter::repeat_n(b'x', xs));
     bytes.extend_from_slice(tail);
-    assert_eq!(pieces::piece_len(&bytes, 16, 16), 271);
+    assert_eq!(pieces::piece_len(&bytes, 16, 16, Default::default()).0, 271);
     bytes
 }
 
