@@ -29,7 +29,7 @@ fn start_session(tmux: &Tmux<'_>, target: &str, ws: &TestWorkspace) {
         &format!("PS1='host$ '; env {env} {lazaret} run --profile ask"),
     );
     tmux.type_line(target, "PS1='sandbox# '");
-    tmux.wait_screen(target, "the sandbox prompt", |s| s.contains("sandbox# "));
+    tmux.wait_sandbox_prompt(target);
 }
 
 fn prompt_count(screen: &str) -> usize {

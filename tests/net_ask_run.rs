@@ -58,7 +58,7 @@ fn the_run_terminal_asks_about_a_held_connection() {
         ),
     );
     tmux.type_line("t", "PS1='sandbox# '");
-    tmux.wait_screen("t", "the sandbox prompt", |s| s.contains("sandbox# "));
+    tmux.wait_sandbox_prompt("t");
 
     // 1. Held: the card takes the terminal; `a` allows it, the held connection proceeds.
     let allowed = format!("{PUBLIC}:{PORT}");

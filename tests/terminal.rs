@@ -25,7 +25,7 @@ fn interactive_session_types_resizes_and_restores_the_terminal() {
     ),
     );
     tmux.type_line("t", "PS1='sandbox# '");
-    tmux.wait_screen("t", "the sandbox prompt", |s| s.contains("sandbox# "));
+    tmux.wait_sandbox_prompt("t");
 
     tmux.type_line(
         "t",

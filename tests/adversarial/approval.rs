@@ -55,7 +55,7 @@ impl<'a> Stage<'a> {
             &format!("PS1='host$ '; env {env} {lazaret} run --profile ask"),
         );
         tmux.type_line("t", "PS1='sandbox# '");
-        tmux.wait_screen("t", "the sandbox prompt", |s| s.contains("sandbox# "));
+        tmux.wait_sandbox_prompt("t");
         // Only now: what the sandbox session writes, not the host shell's echo before it.
         tmux.ok(&[
             "pipe-pane",

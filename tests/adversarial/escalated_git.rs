@@ -452,7 +452,7 @@ fn start_session(tmux: &Tmux<'_>, ws: &TestWorkspace) {
         ),
     );
     tmux.type_line("t", "PS1='sandbox# '");
-    tmux.wait_screen("t", "the sandbox prompt", |s| s.contains("sandbox# "));
+    tmux.wait_sandbox_prompt("t");
 }
 
 /// In an interactive session whose rules approve exactly `env git status`, the agent asks for

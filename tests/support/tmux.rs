@@ -115,6 +115,15 @@ impl<'a> Tmux<'a> {
         self.key(target, "Enter");
     }
 
+    /// Waits up to 60 s for the sandbox shell's prompt (`sandbox# `, set by typing
+    /// `PS1='sandbox# '`) at the start of a line of `target`: the typed `PS1=` line itself,
+    /// echoed by the host's terminal before the sandbox shell reads it, does not count.
+    pub fn wait_sandbox_prompt(&self, target: &str) -> String {
+        self.wait_screen(target, "the sandbox prompt", |s| {
+            s.lines().any(|l| l.starts_with("sandbox# "))
+        })
+    }
+
     /// Waits up to 60 s for `target`'s screen to satisfy `pred`.
     pub fn wait_screen(&self, target: &str, what: &str, pred: impl Fn(&str) -> bool) -> String {
         wait_for(Duration::from_secs(60), || {
