@@ -59,11 +59,42 @@ fn assert_blocked(got: &[(String, String)], tags: &[&str], blocked: &[&str]) {
     }
 }
 
-/// A host process id the sandbox must not reach: this test's own.
-fn host_pid() -> String {
-    let pid = std::process::id();
-    assert!(pid > 1000, "the test's pid {pid} could be a sandbox pid");
-    pid.to_string()
+/// A host process the sandbox must not reach, alive while this value is: a `sleep` whose pid
+/// is above 1000, so that it cannot also name one of the sandbox's few processes (gVisor numbers
+/// them from 1). This test's own pid is not used: once the host's pids wrap around (`pid_max`)
+/// it can be small (568 in a CI run here).
+struct HostProcess(std::process::Child);
+
+impl HostProcess {
+    fn start() -> Self {
+        for _ in 0..5000 {
+            let child = std::process::Command::new("sleep")
+                .arg("600")
+                .spawn()
+                .expect("starting sleep on the host");
+            let mut process = Self(child);
+            if process.0.id() > 1000 {
+                return process;
+            }
+            process.stop();
+        }
+        panic!("no host pid above 1000 after 5000 processes");
+    }
+
+    fn pid(&self) -> String {
+        self.0.id().to_string()
+    }
+
+    fn stop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for HostProcess {
+    fn drop(&mut self) {
+        self.stop();
+    }
 }
 
 /// Attack: search the file tree — by name everywhere but `/proc`, `/sys`, `/dev`; by content in
@@ -312,14 +343,15 @@ fn host_abstract_unix_sockets_are_unreachable() {
     ws.assert_nothing_left();
 }
 
-/// Attack: find and signal host processes — count `/proc` entries, `kill -0` this test's own
-/// (host) pid, look for `/proc/<host pid>`. Expected: only a handful of sandbox processes are
+/// Attack: find and signal host processes — count `/proc` entries, `kill -0` a host process's
+/// pid, look for `/proc/<host pid>`. Expected: only a handful of sandbox processes are
 /// visible; `kill -0` fails with "No such process"; the host pid has no `/proc` entry.
 #[test]
 fn host_processes_are_invisible_and_cannot_be_signalled() {
     let dev = Dev::get();
     let ws = dev.workspace("pids");
-    let pid = host_pid();
+    let host = HostProcess::start();
+    let pid = host.pid();
     let r = ws.run(&[
         "sh",
         "-c",
@@ -620,12 +652,13 @@ probe("open_by_handle_at", 304, os.open("/", os.O_RDONLY), shocker, 0)
     );
 }
 
-/// Attack: attach to a host process (this test's own pid) with `PTRACE_ATTACH` and
+/// Attack: attach to a host process (a `sleep` of this test) with `PTRACE_ATTACH` and
 /// `PTRACE_SEIZE`, or signal it with `kill(pid, 0)`, to take it over. Expected: ESRCH — the pid
 /// does not exist in the sandbox's PID namespace.
 #[test]
 fn ptrace_of_a_host_process_fails() {
-    let pid = host_pid();
+    let host = HostProcess::start();
+    let pid = host.pid();
     let got = syscall_probes(
         "ptrace",
         r#"
