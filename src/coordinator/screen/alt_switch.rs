@@ -89,11 +89,13 @@ fn executed(b: u8) -> bool {
 }
 
 impl AltSwitch {
+    #[inline]
     pub fn is_ground(&self) -> bool {
         *self == Self::Ground
     }
 
     /// Moves past `b`; true when `b` completes a switch to the alternate screen.
+    #[inline]
     pub fn step(&mut self, b: u8) -> bool {
         if b == 0x1b {
             *self = Self::Escape;

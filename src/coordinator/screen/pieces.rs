@@ -33,19 +33,19 @@ pub fn piece_len(bytes: &[u8], rows: usize, cols: usize, at: AltSwitch) -> (usiz
     let mut units = 0usize;
     let mut i = 0;
     while i < bytes.len() {
+        // The byte at index j fits while units + (j + 1) / cols <= budget: bytes that cannot
+        // scroll only wrap, and are taken in runs up to the first that no longer fits (no
+        // division per byte: this runs over every byte of a flood).
+        let first_over = PIECE_SCROLL_BUDGET
+            .checked_sub(units)
+            .map_or(0, |left| (left + 1).saturating_mul(cols) - 1);
         if at.is_ground() {
-            // A run of bytes that cannot scroll only wraps: taken whole up to the first byte
-            // that no longer fits (no division per byte: this runs over every byte of a flood).
             // Outside an escape, only ESC moves the parser.
             let plain = bytes[i..]
                 .iter()
                 .position(|&b| may_scroll(b))
                 .unwrap_or(bytes.len() - i);
             if plain > 0 {
-                // The byte at index j fits while units + (j + 1) / cols <= budget.
-                let first_over = PIECE_SCROLL_BUDGET
-                    .checked_sub(units)
-                    .map_or(0, |left| (left + 1).saturating_mul(cols) - 1);
                 if first_over < i + plain {
                     let stop = first_over.max(i);
                     if stop > 0 {
@@ -58,25 +58,38 @@ pub fn piece_len(bytes: &[u8], rows: usize, cols: usize, at: AltSwitch) -> (usiz
                 i += plain;
                 continue;
             }
+        } else if !may_scroll(bytes[i]) {
+            // Inside an escape: each byte moves the parser, up to the end of the escape or a
+            // byte that may scroll; a piece ends before the byte that completes a switch.
+            while i < bytes.len() && !at.is_ground() && !may_scroll(bytes[i]) {
+                let mut next = at;
+                let switch = next.step(bytes[i]);
+                if i > 0 && (i >= first_over || switch) {
+                    return (i, at);
+                }
+                at = next;
+                i += 1;
+            }
+            continue;
         }
+        // A byte that may scroll: it moves the parser only when it is ESC.
         let b = bytes[i];
         let (cost, len) = match b {
             0x1b => escape(&bytes[i..], rows),
-            b'\n' | 0x0b | 0x0c | 0x84 | 0x85 => (1, 1),
-            _ => (0, 1),
+            _ => (1, 1),
         };
         let wraps = (i + len) / cols;
         if i > 0 && units + cost + wraps > PIECE_SCROLL_BUDGET {
             return (i, at);
         }
-        let mut next = at;
-        if len > 1 {
-            // A complete SGR: dispatched, the parser is back outside.
-            next = AltSwitch::Ground;
-        } else if next.step(b) && i > 0 {
-            return (i, at);
+        if b == 0x1b {
+            // A complete SGR is dispatched at once: the parser is back outside.
+            at = if len > 1 {
+                AltSwitch::Ground
+            } else {
+                AltSwitch::Escape
+            };
         }
-        at = next;
         units += cost;
         i += len;
     }
