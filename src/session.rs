@@ -233,6 +233,7 @@ impl SessionPlan {
                 crate::coordinator::status_watch::watch(&status, &stop, &sink);
             })
         });
+        let boundary_log = crate::runtime::git_boundary::log_len(&self.domain);
         let outcome = session.run_attached(run, prompter);
         drop(held_cards);
         watching.set();
@@ -277,6 +278,8 @@ impl SessionPlan {
                          new sandbox"
                     );
                 }
+                // The agent's commits cross to the host before the command's status returns.
+                self.git_boundary_round(boundary_log, embedded);
                 if session.leave()? {
                     self.wait_for_sandbox_stop();
                 }
@@ -350,6 +353,27 @@ impl SessionPlan {
                 if !embedded {
                     eprintln!("lazaret: warning: Git Sentry end-of-run check failed: {e:#}");
                 }
+            }
+        }
+    }
+
+    /// A git boundary round now (the sandbox still runs), then what the boundary did since the
+    /// command started (`from`: the boundary log's length then), once, on stderr.
+    fn git_boundary_round(&self, from: u64, embedded: bool) {
+        if let Some(b) = crate::runtime::git_boundary::Boundary::of(&self.domain) {
+            if let Err(e) = b.round() {
+                tracing::warn!("git boundary: {e}");
+                if !embedded {
+                    eprintln!(
+                        "lazaret: warning: git boundary: {}",
+                        crate::runtime::git_boundary::printable(&e)
+                    );
+                }
+            }
+        }
+        if !embedded {
+            for m in crate::runtime::git_boundary::log_since(&self.domain, from) {
+                eprintln!("lazaret: {m}");
             }
         }
     }

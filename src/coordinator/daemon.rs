@@ -131,7 +131,17 @@ fn run(
         images: &images,
         wrapper: &wrapper,
     };
-    let notices = super::driver::bring_up(&mut registry, &mut runtime, &how)?;
+    let mut notices = super::driver::bring_up(&mut registry, &mut runtime, &how)?;
+    let direct = session_exec(&runtime);
+    crate::runtime::runsc_exec::publish(&domain.runtime_dir, direct.as_ref());
+    // The git boundary (issue #30): the private git directory made level with the host before
+    // any session starts, then kept level while the sandbox runs.
+    let boundary = git_boundary_up(
+        &domain,
+        direct.as_ref(),
+        &runtime.sandbox_name(),
+        &mut notices,
+    );
     // The startup leader's CLI prints these before its session starts.
     for notice in notices {
         let _ = writeln!(ready, "note: {}", notice.replace('\n', " "));
@@ -173,11 +183,7 @@ fn run(
             profile: profile.clone(),
             sandbox: runtime.sandbox_name(),
             program: std::env::var("LAZARET_PODMAN").unwrap_or_else(|_| "podman".to_owned()),
-            direct: {
-                let direct = session_exec(&runtime);
-                crate::runtime::runsc_exec::publish(&domain.runtime_dir, direct.as_ref());
-                direct
-            },
+            direct,
             containers: super::domain_state::ContainerPids {
                 sandbox: runtime.sandbox_pid(),
                 sidecar: runtime.sidecar_pid(),
@@ -223,6 +229,7 @@ fn run(
             rules: profile.auto_approve.clone(),
             image_paste: profile.image_paste(),
             next_model_id: std::sync::atomic::AtomicU64::new(1),
+            boundary: boundary.as_ref().map(|(b, _, _)| b.clone()),
         };
         let stop = stop_escalations.clone();
         std::thread::spawn(move || service.run(&stop))
@@ -267,6 +274,16 @@ fn run(
         engine.begin_teardown();
     }
     crate::fault::kill_point("coordinator-teardown");
+    // The agent's last commits cross before the sandbox stops.
+    if let Some((b, stop, thread)) = boundary {
+        stop.set();
+        let _ = thread.join();
+        if outcome.is_ok() {
+            if let Err(e) = b.round() {
+                tracing::warn!("git boundary, last round: {e}");
+            }
+        }
+    }
     let mut reg = engine.registry();
     let down = stop_in_order(&mut reg, &mut runtime);
     drop(reg);
@@ -282,6 +299,50 @@ fn run(
     outcome?;
     down?;
     Ok(0)
+}
+
+/// A running git boundary: the boundary, its watch's stop flag and thread.
+type BoundaryUp = (
+    crate::runtime::git_boundary::Boundary,
+    Arc<crate::wake::WakeFlag>,
+    std::thread::JoinHandle<()>,
+);
+
+/// Prepares `domain`'s git boundary (a repository workspace only) and starts its watch; what
+/// the first round did joins `notices`. A failure is a notice, not a failed start: the agent's
+/// git then starts without the host's history, and the next round retries.
+fn git_boundary_up(
+    domain: &Domain,
+    direct: Option<&crate::runtime::runsc_exec::RunscExec>,
+    sandbox: &str,
+    notices: &mut Vec<String>,
+) -> Option<BoundaryUp> {
+    use crate::runtime::git_boundary::{mounts, sandbox_side::Entry, Boundary};
+    let entry = match direct {
+        Some(d) => Entry::Direct(d.clone()),
+        None => Entry::Podman {
+            program: std::env::var("LAZARET_PODMAN").unwrap_or_else(|_| "podman".to_owned()),
+            container: sandbox.to_owned(),
+        },
+    };
+    let b = Boundary::of(domain)?.with_entry(entry);
+    let t = std::time::Instant::now();
+    match b.prepare() {
+        Ok(msgs) => notices.extend(msgs),
+        Err(e) => notices.push(format!(
+            "git boundary: preparing the sandbox's git failed: {e}"
+        )),
+    }
+    tracing::info!(ms = t.elapsed().as_millis() as u64, "git boundary prepared");
+    let stop = Arc::new(crate::wake::WakeFlag::new());
+    let thread = {
+        let (b, stop, private) = (b.clone(), stop.clone(), mounts::private_dir(domain));
+        std::thread::Builder::new()
+            .name("git-boundary".into())
+            .spawn(move || crate::runtime::git_boundary::watch::run(&b, &private, &stop))
+            .ok()?
+    };
+    Some((b, stop, thread))
 }
 
 /// What the sessions are told when the Network Sidecar exits.

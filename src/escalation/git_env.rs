@@ -5,10 +5,15 @@
 //!
 //! What host git then reads as configuration: the developer's global configuration
 //! (`~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`), the protected repository's configuration
-//! (read-only in the sandbox), and the settings below, which override both. Not the system
-//! configuration (`GIT_CONFIG_NOSYSTEM`), not the coordinator's `GIT_*` variables, and not any
-//! repository the sandbox made: `GIT_DIR` and `GIT_WORK_TREE` pin the protected repository, so
-//! no discovery happens from the working directory.
+//! (which the sandbox never sees: it has a private git directory, issue #30), and the settings
+//! below, which override both. Not the system configuration (`GIT_CONFIG_NOSYSTEM`), not the
+//! coordinator's `GIT_*` variables, and not any repository the sandbox made: `GIT_DIR` pins the
+//! host repository, so no discovery happens from the working directory, and there is **no work
+//! tree** (`GIT_IMPLICIT_WORK_TREE=0`): git reads nothing of the worktree the sandbox writes —
+//! no submodule, attribute or nested repository — and commands that need one (`status`,
+//! `pull`, `rebase --continue`) fail with git's "this operation must be run in a work tree".
+//! Escalated git is for what needs the developer's credentials or network: `push`, `fetch`,
+//! `ls-remote`; the rest runs inside.
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -70,9 +75,9 @@ pub fn environment(
     set("GIT_TERMINAL_PROMPT", "0".into());
     set("GIT_PAGER", "cat".into());
     match protected {
-        Some((git_dir, work_tree)) => {
+        Some((git_dir, _work_tree)) => {
             set("GIT_DIR", git_dir.into());
-            set("GIT_WORK_TREE", work_tree.into());
+            set("GIT_IMPLICIT_WORK_TREE", "0".into());
         }
         None => set("GIT_DIR", NO_REPOSITORY.into()),
     }
@@ -120,7 +125,8 @@ mod tests {
             assert!(get(&env, gone).is_empty(), "{gone}");
         }
         assert_eq!(get(&env, "GIT_DIR"), [&OsString::from("/w/.git")]);
-        assert_eq!(get(&env, "GIT_WORK_TREE"), [&OsString::from("/w")]);
+        assert!(get(&env, "GIT_WORK_TREE").is_empty());
+        assert_eq!(get(&env, "GIT_IMPLICIT_WORK_TREE"), [&OsString::from("0")]);
         assert_eq!(get(&env, "GIT_CONFIG_NOSYSTEM"), [&OsString::from("1")]);
         let n = SETTINGS.len();
         assert_eq!(

@@ -8,7 +8,6 @@ pub mod arrivals;
 pub mod assess;
 pub mod executable;
 pub mod git_env;
-pub mod gitlinks;
 pub mod host_exec;
 pub mod image_paste;
 pub mod mailbox;

@@ -42,6 +42,8 @@ pub struct Service {
     pub image_paste: bool,
     /// The next request number in the protocol core.
     pub next_model_id: std::sync::atomic::AtomicU64,
+    /// The Domain's git boundary (a repository workspace).
+    pub boundary: Option<crate::runtime::git_boundary::Boundary>,
 }
 
 fn now_ms() -> u64 {
@@ -336,6 +338,14 @@ impl Service {
         edges.close(model);
     }
 
+    fn boundary_round(&self, is_git: bool) {
+        if let (true, Some(b)) = (is_git, &self.boundary) {
+            if let Err(e) = b.round() {
+                tracing::warn!("git boundary, around an escalated git: {e}");
+            }
+        }
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn decide_and_run(
         &self,
@@ -375,13 +385,20 @@ impl Service {
                         } else {
                             assessed.exe
                         };
-                        let may = admission::git_may_run(&exe, &argv, &assessed.place)
-                            .and_then(|()| super::service_exec::submodules_safe(&exe, protected));
-                        match may {
+                        let is_git = matches!(&exe, Ok(e) if e.is_git);
+                        match admission::git_may_run(&exe, &argv, &assessed.place) {
                             Err(why) => refused(&why),
-                            Ok(()) => self.execute(
-                                model, id, &exe, argv, edited, &workdir, protected, deadline, kill,
-                            ),
+                            Ok(()) => {
+                                // The agent's commits reach the host's references before
+                                // host git runs, what it fetched reaches the sandbox after.
+                                self.boundary_round(is_git);
+                                let res = self.execute(
+                                    model, id, &exe, argv, edited, &workdir, protected, deadline,
+                                    kill,
+                                );
+                                self.boundary_round(is_git);
+                                res
+                            }
                         }
                     }
                 }

@@ -116,14 +116,3 @@ pub(super) fn host_env(
         .map(|p| (p.git_dir.as_path(), p.work_tree.as_path()));
     git_env::environment(std::env::vars_os(), pinned)
 }
-
-/// Git may run only when no submodule it could enter uses a Git directory of the sandbox's.
-pub(super) fn submodules_safe(
-    exe: &Result<super::executable::Executable, String>,
-    protected: &Result<Protected, String>,
-) -> Result<(), String> {
-    match (exe, protected) {
-        (Ok(e), Ok(p)) if e.is_git => super::gitlinks::check(p, &e.path, &host_env(protected)),
-        _ => Ok(()),
-    }
-}

@@ -3,6 +3,7 @@
 
 pub mod denial_ledger;
 pub mod domain_runtime;
+pub mod git_boundary;
 pub mod git_sentry;
 pub mod gvisor;
 pub mod ignored_state;

@@ -36,8 +36,27 @@ pub fn plan(
         "Agent Workspace",
     ));
     // Git control files the sandbox may have planted are refused before anything starts.
-    git_sentry::guard::before_start(ws, &git_sentry::guard::store_of(domain))?;
-    let sentry = git_sentry::plan(ws, &profile.hide_editor_dirs)?;
+    let store = git_sentry::guard::store_of(domain);
+    git_sentry::guard::before_start(ws, &store)?;
+    // A repository: the sandbox gets the git boundary's private directory (issue #30), and
+    // the host's `.git` is not shown at all.
+    let boundary = match super::git_boundary::mounts::HostLayout::discover(ws)? {
+        Some(layout) => {
+            let developers = git_sentry::record::load(&store, ws)?
+                .map(|r| r.nested)
+                .unwrap_or_default();
+            Some(super::git_boundary::mounts::plan(
+                domain,
+                &layout,
+                &developers,
+            )?)
+        }
+        None => None,
+    };
+    let sentry = match &boundary {
+        Some(_) => git_sentry::plan_editor_dirs(ws, &profile.hide_editor_dirs)?,
+        None => git_sentry::plan(ws, &profile.hide_editor_dirs)?,
+    };
     out.notes.extend(sentry.notes);
     // A mount cannot pin a symlink: the sandbox could replace it with a directory of its own
     // (hooks host git would run), so SR-4 cannot hold; refuse, saying how to fix it.
@@ -61,7 +80,11 @@ pub fn plan(
             link.display()
         );
     }
-    let protected = sentry.mounts;
+    let mut protected = sentry.mounts;
+    if let Some((mounts, notes)) = boundary {
+        protected.extend(mounts);
+        out.notes.extend(notes);
+    }
     if profile.isolate_ignored {
         let ignored = ignored_state::plan(ws, &domain.root.join("ignored"))?;
         out.notes.extend(ignored.notes);

@@ -317,12 +317,12 @@ fn allocated(st: &FileStat) -> u64 {
 }
 
 /// Whether `st` is a directory.
-pub(super) fn is_dir(st: &FileStat) -> bool {
+pub(crate) fn is_dir(st: &FileStat) -> bool {
     SFlag::from_bits_truncate(st.st_mode & SFlag::S_IFMT.bits()) == SFlag::S_IFDIR
 }
 
 /// An entry met by [`walk`].
-pub(super) struct Entry<'a> {
+pub(crate) struct Entry<'a> {
     /// Its path relative to the walked root.
     pub rel: &'a Path,
     pub name: &'a OsStr,
@@ -344,7 +344,7 @@ struct Frame<T> {
 /// symlink. `visit` gets each entry and its directory's context, and returns the context to
 /// descend into a directory with (None: do not descend; ignored for non-directories).
 /// Returns whether some entries could not be read (then they are left out).
-pub(super) fn walk<T>(
+pub(crate) fn walk<T>(
     root: &Path,
     root_ctx: T,
     visit: &mut dyn FnMut(&Entry, &T) -> Option<T>,

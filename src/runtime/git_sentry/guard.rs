@@ -3,7 +3,7 @@
 //! developer's `lazaret git-sentry accept`.
 
 use super::control::{self, Observed};
-use super::judge::{changed_nested, judge, new_nested, Finding};
+use super::judge::{judge, Finding};
 use super::nested;
 use super::quarantine::rename_aside;
 use super::record::{self, Record};
@@ -48,9 +48,116 @@ pub fn before_start(ws: &Path, store: &Path) -> anyhow::Result<()> {
     if !findings.is_empty() {
         bail!("{}", refusal(ws, &findings, rec.is_none()));
     }
-    // The nested repositories as the developer left them: the end of the run compares.
-    let nested = nested::scan(ws).0;
-    record::save(store, &Record::new(ws, files(&now), nested))
+    if rec.is_none() {
+        refuse_below_recorded(ws, store)?;
+    }
+    // A run that ended without its end-of-run check (killed): its nested repositories are
+    // neutralised now, before anything of the sandbox starts again.
+    if let Some(r) = rec.as_ref().filter(|r| r.pending) {
+        for m in neutralise_nested(ws, &known(&r.nested)).0 {
+            tracing::warn!("{m}");
+        }
+    }
+    // The nested repositories as the developer left them: hidden from the sandbox while it
+    // runs, and every other one is neutralised at the end.
+    let mut rec = Record::new(ws, files(&now), nested::scan(ws).found);
+    rec.pending = true;
+    record::save(store, &rec)
+}
+
+/// A workspace never launched before that lies inside one that was: a repository the sandbox
+/// of that workspace may have made (its configuration the sandbox's) would become a trusted
+/// workspace. Refused until the developer accepts it.
+fn refuse_below_recorded(ws: &Path, store: &Path) -> anyhow::Result<()> {
+    let Some(outer) = ws
+        .ancestors()
+        .skip(1)
+        .find(|a| record::record_path(store, a).exists())
+    else {
+        return Ok(());
+    };
+    bail!(
+        "Git Sentry refuses to start the sandbox (nothing was started): {} lies inside the \
+         workspace {}, where an Agent Sandbox has run, and Lazaret has never started here: the \
+         repository here may be one that sandbox made, with a configuration it wrote. Check \
+         it (`cat {}`), then run `lazaret git-sentry accept` in {} to use it as a workspace",
+        ws.display(),
+        outer.display(),
+        sq(&ws.join(".git").join("config")),
+        ws.display()
+    )
+}
+
+/// The identities of `entries`.
+fn known(entries: &[nested::Nested]) -> std::collections::BTreeSet<String> {
+    entries.iter().map(|n| n.fingerprint.clone()).collect()
+}
+
+/// Where nested repositories the sandbox made are moved: inside the host's own `.git`
+/// directory, which the sandbox never sees (a Domain-private one is mounted there instead), or
+/// the Git Sentry's store when the workspace has none.
+fn quarantine_dir(ws: &Path) -> PathBuf {
+    let dotgit = ws.join(".git");
+    match std::fs::symlink_metadata(&dotgit) {
+        Ok(m) if m.is_dir() => dotgit.join("lazaret-quarantine"),
+        _ => crate::domain::layout::Layout::from_env()
+            .map(|l| l.storage_root().join("git-sentry").join("quarantine"))
+            .unwrap_or_else(|_| dotgit.with_file_name(".lazaret-quarantine")),
+    }
+}
+
+/// Moves every nested `.git` entry of `ws` whose identity is not in `keep` to the quarantine,
+/// reading nothing inside it. Returns one message each, and the entries left.
+pub fn neutralise_nested(
+    ws: &Path,
+    keep: &std::collections::BTreeSet<String>,
+) -> (Vec<String>, Vec<nested::Nested>) {
+    let q = quarantine_dir(ws);
+    let mut msgs = Vec::new();
+    let mut moved = Vec::new();
+    let scan = nested::walk(ws, nested::WALK_LIMIT, &mut |n, parent| {
+        if keep.contains(&n.fingerprint) {
+            return;
+        }
+        let at = ws.join(&n.path);
+        msgs.push(
+            match super::quarantine::move_nested(parent, std::ffi::OsStr::new(".git"), &at, &q) {
+                Ok(new) => {
+                    moved.push(n.path.clone());
+                    format!(
+                        "Git Sentry: the sandbox made the repository {} — host git there (and \
+                         `git status` in the workspace, were it a submodule) would obey a \
+                         configuration the sandbox wrote. Moved it to {}; nothing is lost. To \
+                         look at it safely: `ls -la {}`",
+                        crate::runtime::git_boundary::printable(&at.display().to_string()),
+                        new.display(),
+                        sq(&new)
+                    )
+                }
+                Err(e) => format!(
+                    "Git Sentry: the sandbox made the repository {} and it could not be moved \
+                     away ({e:#}): do not run git in the workspace before you remove it",
+                    crate::runtime::git_boundary::printable(&at.display().to_string())
+                ),
+            },
+        );
+    });
+    if scan.cut {
+        msgs.push(format!(
+            "Git Sentry: the search for repositories the sandbox made in {} was cut short (more \
+             than {} s, or deeper than {} levels): some may remain; do not run git in its \
+             deepest directories before checking them",
+            ws.display(),
+            nested::WALK_LIMIT.as_secs(),
+            crate::state::listing::MAX_DEPTH
+        ));
+    }
+    let left = scan
+        .found
+        .into_iter()
+        .filter(|n| !moved.contains(&n.path))
+        .collect();
+    (msgs, left)
 }
 
 fn files(now: &[Observed]) -> Vec<record::ControlFile> {
@@ -178,75 +285,11 @@ pub fn after_run(ws: &Path, store: &Path) -> anyhow::Result<AfterRun> {
         return Ok(out);
     };
     out.messages = neutralise(ws, &rec, false);
-    let (mut nested, truncated) = nested::scan(ws);
-    let changed = changed_nested(&nested, &rec.nested);
-    for n in &changed {
-        let dir = ws.join(&n.path);
-        let file = if n.is_dir() && rec.nested.iter().any(|b| b.path == n.path && b.is_dir()) {
-            dir.join("config")
-        } else {
-            dir.clone()
-        };
-        let top = dir.parent().unwrap_or(ws);
-        out.messages.push(match rename_aside(&file) {
-            Ok(new) => format!(
-                "Git Sentry: the sandbox changed {} of the nested repository in {} during the \
-                 run; host git there — and `git status` in the workspace when it is a submodule \
-                 or a staged gitlink — would obey it. Renamed it to {}; after checking it, \
-                 restore it with `mv -- {} {}`",
-                file.display(),
-                top.display(),
-                new.display(),
-                sq(&new),
-                sq(&file)
-            ),
-            Err(_) if std::fs::symlink_metadata(&file).is_err() => continue,
-            Err(e) => format!(
-                "Git Sentry: the sandbox changed {} of the nested repository in {} during the \
-                 run and it could not be renamed aside ({e:#}): do not run git in the workspace \
-                 before you move it: `mv -- {} {}`",
-                file.display(),
-                top.display(),
-                sq(&file),
-                sq(&aside(&file))
-            ),
-        });
-    }
-    for n in new_nested(&nested, &rec.nested) {
-        let dir = ws.join(&n.path);
-        let top = dir.parent().unwrap_or(ws);
-        out.messages.push(format!(
-            "Git Sentry: a repository appeared at {} during the run; the sandbox may have written \
-             its configuration, which host git obeys in {} — and `git status` in the workspace \
-             when it is staged as a gitlink (filters, core.fsmonitor, core.pager… run \
-             programs): do not run git there before checking it (`cat {}`), or remove it: \
-             `rm -rf -- {}`",
-            dir.display(),
-            top.display(),
-            sq(&if n.is_dir() {
-                dir.join("config")
-            } else {
-                dir.clone()
-            }),
-            sq(&dir)
-        ));
-    }
-    if !changed.is_empty() {
-        nested = nested::scan(ws).0;
-    }
-    if truncated {
-        tracing::info!(
-            "Git Sentry: the nested-repository scan of {} stopped at its cap ({} levels, {} \
-             directories)",
-            ws.display(),
-            nested::MAX_DEPTH,
-            nested::MAX_DIRS
-        );
-    }
-    if rec.nested != nested {
-        rec.nested = nested;
-        record::save(store, &rec)?;
-    }
+    let (msgs, left) = neutralise_nested(ws, &known(&rec.nested));
+    out.messages.extend(msgs);
+    rec.nested = left;
+    rec.pending = false;
+    record::save(store, &rec)?;
     Ok(out)
 }
 
@@ -274,7 +317,7 @@ pub fn accept(ws: &Path, store: &Path) -> anyhow::Result<Vec<String>> {
     }
     let rec = record::load(store, ws)?;
     let accepted: Vec<String> = judge(&now, rec.as_ref()).iter().map(line).collect();
-    let nested = nested::scan(ws).0;
+    let nested = nested::scan(ws).found;
     record::save(store, &Record::new(ws, files(&now), nested))?;
     Ok(accepted)
 }

@@ -59,7 +59,7 @@ pub mod guard;
 mod hooks;
 pub mod judge;
 mod linked;
-mod nested;
+pub mod nested;
 mod protect;
 pub mod quarantine;
 pub mod record;
@@ -148,6 +148,18 @@ pub fn plan(workspace_root: &Path, hide_editor_dirs: &[PathBuf]) -> anyhow::Resu
              writes; see docs/git-sentry.md)"
         ));
     }
+    p.hide_editor_dirs(hide_editor_dirs)?;
+    p.finish()
+}
+
+/// Only the editor directories' mounts: a workspace whose repository the sandbox sees through
+/// the git boundary's private directory needs no protective mount of `.git`.
+pub fn plan_editor_dirs(
+    workspace_root: &Path,
+    hide_editor_dirs: &[PathBuf],
+) -> anyhow::Result<GitSentry> {
+    let mut p = Planner::new(workspace_root);
+    p.out.is_repository = true;
     p.hide_editor_dirs(hide_editor_dirs)?;
     p.finish()
 }

@@ -34,8 +34,8 @@ fn open_dir_nofollow(dir: &Path) -> anyhow::Result<OwnedFd> {
     Ok(fd)
 }
 
-/// Renames `path` to `<name>.lazaret-quarantine-<unix seconds>` in the same directory; returns
-/// the new path.
+/// Renames `path` to `<name>.lazaret-quarantine-<unix seconds>-<random>` in the same directory
+/// (a name the sandbox cannot create in advance); returns the new path.
 pub fn rename_aside(path: &Path) -> anyhow::Result<PathBuf> {
     let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
         bail!("{} has no parent directory", path.display());
@@ -45,28 +45,76 @@ pub fn rename_aside(path: &Path) -> anyhow::Result<PathBuf> {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    for n in 0..100u32 {
-        let mut new = name.to_os_string();
-        new.push(format!("{SUFFIX}{secs}"));
-        if n > 0 {
-            new.push(format!("-{n}"));
-        }
+    let mut new = name.to_os_string();
+    new.push(format!("{SUFFIX}{secs}-{}", random_name()?));
+    renameat2(
+        &fd,
+        name,
+        &fd,
+        new.as_os_str(),
+        RenameFlags::RENAME_NOREPLACE,
+    )
+    .with_context(|| format!("renaming {} aside", path.display()))?;
+    Ok(dir.join(new))
+}
+
+/// 128 random bits as 32 hexadecimal digits: a name the sandbox cannot predict.
+pub fn random_name() -> anyhow::Result<String> {
+    use std::io::Read;
+    let mut b = [0u8; 16];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut b))
+        .context("reading /dev/urandom")?;
+    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
+}
+
+/// Moves the `.git` entry `name` of the open directory `parent` (the nested repository at
+/// `origin`, for the record) into the host-private directory `quarantine` under a random name;
+/// where that lies on another file system, renames it in place to `.git.lazaret-quarantine-
+/// <random>` instead. Never replaces anything. Returns the new path.
+pub fn move_nested(
+    parent: std::os::fd::BorrowedFd<'_>,
+    name: &std::ffi::OsStr,
+    origin: &Path,
+    quarantine: &Path,
+) -> anyhow::Result<PathBuf> {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let new = format!("{secs}-{}", random_name()?);
+    if crate::domain::layout::ensure_private_dir(quarantine).is_ok() {
+        let q = open_dir_nofollow(quarantine)?;
         match renameat2(
-            &fd,
+            parent,
             name,
-            &fd,
-            new.as_os_str(),
+            &q,
+            new.as_str(),
             RenameFlags::RENAME_NOREPLACE,
         ) {
-            Ok(()) => return Ok(dir.join(new)),
-            Err(nix::errno::Errno::EEXIST) => continue,
-            Err(e) => return Err(e).with_context(|| format!("renaming {} aside", path.display())),
+            Ok(()) => {
+                let _ = std::fs::write(
+                    quarantine.join(format!("{new}.origin")),
+                    format!("{}\n", origin.display()),
+                );
+                return Ok(quarantine.join(new));
+            }
+            Err(nix::errno::Errno::EXDEV) => {}
+            Err(e) => {
+                return Err(e).with_context(|| format!("moving {} to quarantine", origin.display()))
+            }
         }
     }
-    bail!(
-        "renaming {} aside: too many quarantined copies",
-        path.display()
+    let aside = format!(".git{SUFFIX}{new}");
+    renameat2(
+        parent,
+        name,
+        parent,
+        aside.as_str(),
+        RenameFlags::RENAME_NOREPLACE,
     )
+    .with_context(|| format!("renaming {} aside", origin.display()))?;
+    Ok(origin.with_file_name(aside))
 }
 
 #[cfg(test)]

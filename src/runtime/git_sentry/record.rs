@@ -38,6 +38,10 @@ pub struct Record {
     pub files: Vec<ControlFile>,
     /// Nested `.git` entries under the workspace, as last seen.
     pub nested: Vec<super::nested::Nested>,
+    /// A run started and its end-of-run check has not run yet (set before the sandbox starts,
+    /// cleared by the check): the next start neutralises what that run left.
+    #[serde(default)]
+    pub pending: bool,
 }
 
 impl Record {
@@ -51,6 +55,7 @@ impl Record {
             workspace: workspace.to_path_buf(),
             files,
             nested,
+            pending: false,
         }
     }
 

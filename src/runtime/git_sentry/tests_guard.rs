@@ -133,37 +133,77 @@ fn alternates_inside_need_nothing_outside_need_a_record_and_config_worktree_foll
 }
 
 #[test]
-fn after_run_renames_new_redirectors_aside_and_reports_nested_repositories_once() {
+fn after_run_renames_new_redirectors_aside_and_moves_new_nested_repositories_away() {
+    let f = Fixture::new();
+    let ws = f.repo("ws");
+    let store = f.root.join("store");
+    f.git(&ws, &["init", "-q", "mine"]);
+    before_start(&ws, &store).unwrap();
+    std::fs::write(ws.join(".git/config.worktree"), "[core]\n\tpager = x\n").unwrap();
+    f.git(&ws, &["init", "-q", "sub"]);
+    let deep: PathBuf = (0..20).map(|i| format!("d{i}")).collect();
+    std::fs::create_dir_all(ws.join(&deep)).unwrap();
+    std::fs::write(ws.join(&deep).join(".git"), "gitdir: /elsewhere\n").unwrap();
+    let report = after_run(&ws, &store).unwrap();
+    assert_eq!(report.messages.len(), 3, "{:?}", report.messages);
+    assert!(report.messages[0].contains("Renamed it to"));
+    assert!(!ws.join(".git/config.worktree").exists());
+    // The new repositories, at any depth, are gone from the worktree into the host's own
+    // .git (which the sandbox never sees), under names nobody could predict; the developer's
+    // own stays.
+    assert!(std::fs::symlink_metadata(ws.join("sub/.git")).is_err());
+    assert!(std::fs::symlink_metadata(ws.join(&deep).join(".git")).is_err());
+    assert!(ws.join("mine/.git/config").exists());
+    let q: Vec<String> = std::fs::read_dir(ws.join(".git/lazaret-quarantine"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        q.iter().filter(|n| !n.ends_with(".origin")).count(),
+        2,
+        "{q:?}"
+    );
+    assert!(q.iter().all(|n| n.len() > 40), "{q:?}");
+    assert!(after_run(&ws, &store).unwrap().messages.is_empty());
+    // The developer's repository replaced by another (same path, new identity): moved away.
+    before_start(&ws, &store).unwrap();
+    std::fs::rename(ws.join("mine/.git"), ws.join("mine/old")).unwrap();
+    f.git(&ws, &["init", "-q", "mine"]);
+    let report = after_run(&ws, &store).unwrap();
+    assert_eq!(report.messages.len(), 1, "{:?}", report.messages);
+    assert!(std::fs::symlink_metadata(ws.join("mine/.git")).is_err());
+}
+
+#[test]
+fn a_run_killed_before_its_check_is_checked_at_the_next_start() {
     let f = Fixture::new();
     let ws = f.repo("ws");
     let store = f.root.join("store");
     before_start(&ws, &store).unwrap();
-    std::fs::write(ws.join(".git/config.worktree"), "[core]\n\tpager = x\n").unwrap();
-    f.git(&ws, &["init", "-q", "sub"]);
-    let report = after_run(&ws, &store).unwrap();
-    assert_eq!(report.messages.len(), 2, "{:?}", report.messages);
-    assert!(report.messages[0].contains("Renamed it to"));
-    assert!(report.messages[1].contains("sub/.git"));
-    assert!(!ws.join(".git/config.worktree").exists());
-    let aside: Vec<PathBuf> = std::fs::read_dir(ws.join(".git"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.to_string_lossy()
-                .contains("config.worktree.lazaret-quarantine-")
-        })
-        .collect();
-    assert_eq!(aside.len(), 1);
-    assert!(after_run(&ws, &store).unwrap().messages.is_empty());
+    f.git(&ws, &["init", "-q", "planted"]);
+    // No after_run (the CLI and coordinator were killed): the next start neutralises first.
     before_start(&ws, &store).unwrap();
-    // The nested repository's config rewritten during the next run: renamed aside, told once.
-    std::fs::write(ws.join("sub/.git/config"), "[core]\n\tfsmonitor = x\n").unwrap();
-    let report = after_run(&ws, &store).unwrap();
-    assert_eq!(report.messages.len(), 1, "{:?}", report.messages);
-    assert!(report.messages[0].contains("of the nested repository"));
-    assert!(!ws.join("sub/.git/config").exists());
-    assert!(after_run(&ws, &store).unwrap().messages.is_empty());
+    assert!(std::fs::symlink_metadata(ws.join("planted/.git")).is_err());
+    let rec = super::record::load(&store, &ws).unwrap().unwrap();
+    assert!(rec.pending && rec.nested.is_empty());
+}
+
+#[test]
+fn a_new_workspace_inside_a_recorded_one_is_refused_until_accepted() {
+    let f = Fixture::new();
+    let ws = f.repo("ws");
+    let store = f.root.join("store");
+    before_start(&ws, &store).unwrap();
+    f.git(&ws, &["init", "-q", "a/inner"]);
+    let inner = ws.join("a/inner");
+    let e = err(before_start(&inner, &store));
+    assert!(
+        e.contains("lies inside") && e.contains("git-sentry accept"),
+        "{e}"
+    );
+    accept(&inner, &store).unwrap();
+    before_start(&inner, &store).unwrap();
 }
 
 #[test]

@@ -1,0 +1,467 @@
+//! The git boundary (issue #30; spec §3.3, SR-3, SR-4, SR-7, SR-8): the sandbox never writes
+//! the host's git, and the host never reads git state the sandbox wrote.
+//!
+//! The sandbox's `/workspace/.git` is a **Domain-private git directory** in the Domain's
+//! storage ([`mounts`]): its own configuration, hooks, index, references and sequencer state,
+//! and the host repository's objects borrowed read-only. The worktree stays shared. A host-side
+//! round ([`Boundary::round`]) carries references across as between two repositories that do not
+//! trust each other:
+//! - **sandbox → host**: the sandbox's references are listed by git *inside* the sandbox and
+//!   parsed as hostile input ([`refs`]); the commits the host lacks are fetched by the host's
+//!   `git fetch` from a `git upload-pack` that runs inside, over a pipe, and checked as from any
+//!   remote (`transfer.fsckObjects`); then the host's branches, tags and `HEAD` follow, and its
+//!   index follows `HEAD` ([`host_side`]);
+//! - **host → sandbox**: the developer's references are written into the private directory by
+//!   git inside the sandbox ([`sandbox_side`]); its objects are already there (alternates).
+//!
+//! What moves where is decided three-way against the base, the references as the two sides
+//! last agreed ([`reconcile`]). No host process opens a file of the private directory: the host
+//! only creates it empty and watches it with inotify (events, no reads) to start a round soon
+//! after the agent commits ([`watch`]).
+
+pub mod host_side;
+pub mod mounts;
+pub mod reconcile;
+pub mod refs;
+pub mod sandbox_side;
+pub mod watch;
+
+use self::mounts::HostLayout;
+use self::reconcile::Report;
+use self::refs::{Head, Oid, Refs};
+use self::sandbox_side::{sh, Entry, GIT};
+use crate::domain::Domain;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How long one command inside may take (a fetch of a large pack included).
+const INSIDE_LIMIT: Duration = Duration::from_secs(120);
+/// The file, in the Domain's runtime dir, where rounds append what they told.
+pub const LOG: &str = "git-boundary.log";
+
+/// `s` with control characters and non-ASCII shown escaped: safe on a terminal and free of
+/// look-alike letters.
+pub fn printable(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_graphic() || c == ' ' {
+                c.to_string()
+            } else {
+                c.escape_unicode().to_string()
+            }
+        })
+        .collect()
+}
+
+/// The boundary of one Domain.
+#[derive(Clone, Debug)]
+pub struct Boundary {
+    pub layout: HostLayout,
+    pub entry: Entry,
+    state: PathBuf,
+    log: PathBuf,
+}
+
+impl Boundary {
+    /// The boundary of `domain`, when its workspace is a repository (else `None`).
+    pub fn of(domain: &Domain) -> Option<Boundary> {
+        let layout = HostLayout::discover(&domain.workspace.root).ok()??;
+        Some(Boundary {
+            layout,
+            entry: Entry::of(domain),
+            state: mounts::state_dir(domain),
+            log: domain.runtime_dir.join(LOG),
+        })
+    }
+
+    /// With another way into the sandbox (the coordinator knows its own).
+    pub fn with_entry(mut self, entry: Entry) -> Boundary {
+        self.entry = entry;
+        self
+    }
+
+    /// Once the sandbox runs, before any session: makes the private directory a repository
+    /// borrowing the host's objects, then brings it level with the host (a new one gets the
+    /// host's index too, so the agent starts with what the developer staged).
+    pub fn prepare(&self) -> Result<Vec<String>, String> {
+        let host = &self.layout.repo;
+        let local = |key: &str| {
+            host.git()
+                .args(["config", "--local", "--get", key])
+                .output()
+                .ok()
+                .filter(|o| o.status.success())
+                .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+                .unwrap_or_default()
+        };
+        let format = host
+            .git()
+            .args(["rev-parse", "--show-object-format"])
+            .output()
+            .ok()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+            .filter(|f| f == "sha256")
+            .unwrap_or_else(|| "sha1".into());
+        let script = format!(
+            "set -e; D=\"$1\"; fresh=0; \
+             if [ ! -f \"$D/HEAD\" ]; then GIT_DIR=\"$D\" git init -q --object-format=\"$2\"; \
+             fresh=1; fi; C=\"{GIT} --git-dir=$D config\"; $C core.bare false; \
+             mkdir -p \"$D/objects/info\"; echo {obj} > \"$D/objects/info/alternates\"; \
+             $C core.checkStat minimal; $C core.trustctime false; \
+             $C core.logAllRefUpdates true; \
+             if [ -n \"$3\" ]; then $C user.name \"$3\"; fi; \
+             if [ -n \"$4\" ]; then $C user.email \"$4\"; fi; echo fresh=$fresh",
+            obj = mounts::SANDBOX_OBJECTS
+        );
+        let mut argv = sh(&script);
+        argv.extend([
+            self.layout.sandbox_dir(),
+            format,
+            local("user.name"),
+            local("user.email"),
+        ]);
+        let out = self.entry.run(&argv, b"", INSIDE_LIMIT)?;
+        let fresh = out.windows(7).any(|w| w == b"fresh=1");
+        let _lock = self.lock()?;
+        if fresh {
+            // A new private directory: whatever base an older one left means nothing now.
+            self.save_base(&Refs::default())?;
+        }
+        let msgs = self.round_locked()?;
+        if fresh {
+            if let Some(index) = host.index_bytes() {
+                let copy = sh(
+                    "set -e; cat > \"$1/index.lazaret\"; mv -f \"$1/index.lazaret\" \"$1/index\"",
+                );
+                let mut argv = copy;
+                argv.push(self.layout.sandbox_dir());
+                self.entry.run(&argv, &index, INSIDE_LIMIT)?;
+            }
+        }
+        Ok(msgs)
+    }
+
+    /// One round (see the module doc), under the boundary's lock. Returns what the developer
+    /// is told (also appended to the Domain's boundary log).
+    pub fn round(&self) -> Result<Vec<String>, String> {
+        let _lock = self.lock()?;
+        self.round_locked()
+    }
+
+    fn round_locked(&self) -> Result<Vec<String>, String> {
+        let host = &self.layout.repo;
+        let mut base = self.load_base();
+        let host_refs = host.refs()?;
+        let listing = self
+            .entry
+            .run(&sh(&sandbox_side::listing_script()), b"", INSIDE_LIMIT)?;
+        let mut sandbox = refs::parse_listing(&listing)
+            .map_err(|e| format!("the sandbox's references were refused: {e}"))?;
+        if sandbox.refs.is_empty() && !base.refs.is_empty() {
+            // The private directory lost every reference (removed, re-initialised): it is
+            // brought level with the host, never the other way round.
+            base = Refs::default();
+        }
+        let mut msgs = Vec::new();
+        let wanted: Vec<Oid> = reconcile::wanted(&host_refs, &sandbox)
+            .into_iter()
+            .collect();
+        let missing = host.missing(&wanted.iter().collect::<Vec<_>>())?;
+        if !missing.is_empty() {
+            let (program, args) = self.entry.argv(&[
+                "git".into(),
+                "-c".into(),
+                "uploadpack.allowAnySHA1InWant=true".into(),
+                "upload-pack".into(),
+                self.layout.sandbox_dir(),
+            ]);
+            if let Err(e) = host.fetch(&(program, args), &missing) {
+                msgs.push(e);
+            }
+        }
+        // A value the host could not get, or of the wrong kind, is not taken from the sandbox.
+        let names: Vec<String> = sandbox.refs.keys().cloned().collect();
+        for name in names {
+            let Some(oid) = sandbox.refs.get(&name).cloned() else {
+                continue;
+            };
+            if host_refs.refs.get(&name) == Some(&oid) || name.starts_with("refs/remotes/") {
+                continue;
+            }
+            let kind = host.kind(&oid);
+            let fits = match kind.as_deref() {
+                Some("commit") => true,
+                Some("tag") => name.starts_with("refs/tags/"),
+                _ => false,
+            };
+            if !fits {
+                msgs.push(format!(
+                    "git boundary: the agent's {name} ({}) was not taken: {}",
+                    oid.short(),
+                    kind.map_or("its objects could not be fetched".to_owned(), |k| {
+                        format!("it names a {k}, not a commit")
+                    })
+                ));
+                match host_refs.refs.get(&name) {
+                    Some(h) => sandbox.refs.insert(name, h.clone()),
+                    None => sandbox.refs.remove(&name),
+                };
+            }
+        }
+        if let Some(Head::Detached(o)) = &sandbox.head {
+            if host.kind(o).as_deref() != Some("commit") {
+                sandbox.head = host_refs.head.clone();
+            }
+        }
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
+            .to_string();
+        let plan = reconcile::plan(
+            &base,
+            &host_refs,
+            &sandbox,
+            &|a, b| host.is_ancestor(a, b),
+            &stamp,
+        );
+        if plan.is_empty() {
+            if plan.base != base {
+                self.save_base(&plan.base)?;
+            }
+            return Ok(self.tell(msgs));
+        }
+        // The host first: a kept copy of the agent's work exists before the sandbox's
+        // reference moves.
+        if !plan.host.is_empty() {
+            host.update_refs(&transaction(&plan.host), "lazaret: git boundary")?;
+        }
+        if let Some(h) = &plan.host_head {
+            host.set_head(h, "lazaret: git boundary (the agent switched)")?;
+        }
+        if let Some((before, after)) = &plan.host_index {
+            if !host.follow_index(before.as_ref(), after)? {
+                msgs.push(
+                    "git boundary: what you had staged conflicted with the agent's commit: your \
+                     index now matches the commit (your files are unchanged; `git status` shows \
+                     what differs)"
+                        .into(),
+                );
+            }
+        }
+        crate::fault::kill_point("git-boundary-between-sides");
+        self.apply_inside(&plan)?;
+        self.save_base(&plan.base)?;
+        for r in &plan.reports {
+            msgs.push(self.describe(r));
+        }
+        Ok(self.tell(msgs))
+    }
+
+    /// The sandbox's side of a plan, in one command inside.
+    fn apply_inside(&self, plan: &reconcile::Plan) -> Result<(), String> {
+        if plan.sandbox.is_empty() && plan.sandbox_head.is_none() && plan.sandbox_index.is_none() {
+            return Ok(());
+        }
+        let script = format!(
+            "set -e; {GIT} update-ref -m lazaret-boundary --stdin; \
+             case \"$1\" in branch) {GIT} symbolic-ref -m lazaret-boundary HEAD \"$2\";; \
+             detached) {GIT} update-ref --no-deref -m lazaret-boundary HEAD \"$2\";; esac; \
+             if [ -n \"$4\" ]; then \
+               if [ -n \"$3\" ] && {GIT} read-tree -m -i \"$3\" \"$4\" 2>/dev/null; then :; \
+               else {GIT} read-tree \"$4\"; fi; fi"
+        );
+        let (kind, value) = match &plan.sandbox_head {
+            Some(Head::Branch(b)) => ("branch", b.clone()),
+            Some(Head::Detached(o)) => ("detached", o.as_str().to_owned()),
+            None => ("none", String::new()),
+        };
+        let (before, after) = match &plan.sandbox_index {
+            Some((b, a)) => (
+                b.as_ref()
+                    .map(|o| o.as_str().to_owned())
+                    .unwrap_or_default(),
+                a.as_str().to_owned(),
+            ),
+            None => (String::new(), String::new()),
+        };
+        let mut argv = sh(&script);
+        argv.extend([kind.to_owned(), value, before, after]);
+        self.entry
+            .run(&argv, transaction(&plan.sandbox).as_bytes(), INSIDE_LIMIT)
+            .map(drop)
+    }
+
+    fn describe(&self, r: &Report) -> String {
+        let host = &self.layout.repo;
+        let short = |n: &str| {
+            n.strip_prefix("refs/heads/")
+                .or_else(|| n.strip_prefix("refs/"))
+                .unwrap_or(n)
+                .to_owned()
+        };
+        match r {
+            Report::AgentMoved { name, from, to } => {
+                let what = short(name);
+                match from {
+                    None if name.starts_with("refs/tags/") => {
+                        format!("git boundary: agent created {what} at {}", to.short())
+                    }
+                    None => format!(
+                        "git boundary: agent created branch {what} ({} commits)",
+                        host.count(None, to).unwrap_or(0)
+                    ),
+                    Some(f) if host.is_ancestor(f, to) => format!(
+                        "git boundary: agent committed {} commits to {what} (fast-forwarded)",
+                        host.count(Some(f), to).unwrap_or(0)
+                    ),
+                    Some(f) => format!(
+                        "git boundary: agent rewrote {what} ({} → {}); the old commit stays in \
+                         `git reflog {what}`",
+                        f.short(),
+                        to.short()
+                    ),
+                }
+            }
+            Report::AgentDeleted { name, kept } => format!(
+                "git boundary: agent deleted {}; its last commit is kept as {kept}",
+                short(name)
+            ),
+            Report::Diverged { name, kept } => format!(
+                "git boundary: agent branch {} kept under {kept} (your {} moved too): `git log \
+                 {}..{kept}` shows its commits",
+                short(name),
+                short(name),
+                short(name)
+            ),
+            Report::KeptCheckedOut { name } => format!(
+                "git boundary: agent deleted {}, which is checked out here: kept",
+                short(name)
+            ),
+            Report::HostHeadFollowed { to } => match to {
+                Head::Branch(b) => format!(
+                    "git boundary: agent switched to branch {}: your checkout follows",
+                    short(b)
+                ),
+                Head::Detached(o) => format!(
+                    "git boundary: agent detached HEAD at {}: your checkout follows",
+                    o.short()
+                ),
+            },
+        }
+    }
+
+    /// Logs `msgs` and appends them to the Domain's boundary log; returns them.
+    fn tell(&self, msgs: Vec<String>) -> Vec<String> {
+        if msgs.is_empty() {
+            return msgs;
+        }
+        let mut text = String::new();
+        for m in &msgs {
+            tracing::info!("{m}");
+            let _ = writeln!(text, "{}", printable(m));
+        }
+        let _ = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&self.log)
+            .and_then(|mut f| f.write_all(text.as_bytes()));
+        msgs
+    }
+
+    fn lock(&self) -> Result<nix::fcntl::Flock<std::fs::File>, String> {
+        crate::domain::layout::ensure_private_dir(&self.state).map_err(|e| format!("{e:#}"))?;
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(self.state.join("lock"))
+            .map_err(|e| format!("the git boundary's lock: {e}"))?;
+        nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusive)
+            .map_err(|(_, e)| format!("the git boundary's lock: {e}"))
+    }
+
+    fn load_base(&self) -> Refs {
+        std::fs::read(self.state.join("base"))
+            .ok()
+            .and_then(|b| refs::parse_listing(&b).ok())
+            .unwrap_or_default()
+    }
+
+    fn save_base(&self, base: &Refs) -> Result<(), String> {
+        let mut text = String::new();
+        for (n, o) in &base.refs {
+            let _ = writeln!(text, "{} {n}", o.as_str());
+        }
+        match &base.head {
+            Some(Head::Branch(b)) => {
+                let _ = writeln!(text, "HEAD {b}");
+            }
+            Some(Head::Detached(o)) => {
+                let _ = writeln!(text, "HEAD {}", o.as_str());
+            }
+            None => text.push_str("HEAD\n"),
+        }
+        let path = self.state.join("base");
+        let tmp = self.state.join("base.tmp");
+        std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .write(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)
+            .and_then(|mut f| {
+                f.write_all(text.as_bytes())?;
+                f.sync_all()
+            })
+            .and_then(|_| std::fs::rename(&tmp, &path))
+            .map_err(|e| format!("saving the git boundary's base: {e}"))
+    }
+}
+
+/// `git update-ref --stdin` commands for `updates`, as one transaction.
+fn transaction(updates: &[reconcile::Update]) -> String {
+    let mut s = String::new();
+    if updates.is_empty() {
+        return s;
+    }
+    s.push_str("start\n");
+    for u in updates {
+        let _ = match (&u.new, &u.old) {
+            (Some(n), Some(o)) => writeln!(s, "update {} {} {}", u.name, n.as_str(), o.as_str()),
+            (Some(n), None) => writeln!(s, "create {} {}", u.name, n.as_str()),
+            (None, Some(o)) => writeln!(s, "delete {} {}", u.name, o.as_str()),
+            (None, None) => Ok(()),
+        };
+    }
+    s.push_str("prepare\ncommit\n");
+    s
+}
+
+/// Lines of the Domain's boundary log from byte `from` on (what rounds told since then).
+pub fn log_since(domain: &Domain, from: u64) -> Vec<String> {
+    use std::io::{Read, Seek};
+    let Ok(mut f) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(domain.runtime_dir.join(LOG))
+    else {
+        return Vec::new();
+    };
+    let mut text = String::new();
+    let _ = f.seek(std::io::SeekFrom::Start(from));
+    let _ = f.take(1 << 20).read_to_string(&mut text);
+    text.lines().map(str::to_owned).collect()
+}
+
+/// The boundary log's length now (see [`log_since`]).
+pub fn log_len(domain: &Domain) -> u64 {
+    std::fs::symlink_metadata(domain.runtime_dir.join(LOG)).map_or(0, |m| m.len())
+}
