@@ -1,7 +1,8 @@
-//! Git Sentry on the real stack (SR-4, DX-3): inside the sandbox `.git/config` cannot be
-//! written, the hooks dir is empty and a host hook does not run, while git status, add,
-//! commit, branch and stash work and the host sees their results — in a plain repository,
-//! a worktree and a repository with a submodule.
+//! Git Sentry and the git boundary on the real stack (SR-4, FR-3, DX-3, issue #30): inside, the
+//! sandbox has its own git directory — its config, hooks, index and stash are its own and the
+//! host's are not visible — while status, add, commit, branch and stash work, and the agent's
+//! commits and branches reach the host repository (branch, `HEAD` and index following), and the
+//! developer's reach the sandbox: in a plain repository, a linked worktree and a superproject.
 
 mod support;
 
@@ -17,93 +18,89 @@ fn plant_hook(ws: &TestWorkspace, hooks: &str) {
     ));
 }
 
-/// Runs the checks inside, in `dir` (relative to the workspace), with `gitdir` the container
-/// path of the repository's git dir; returns stdout.
-fn sentry_checks_inside(ws: &TestWorkspace, dir: &str, gitdir: &str) -> String {
+/// Git work inside, in `dir` (relative to the workspace): the private config and hooks are
+/// writable (they are the sandbox's own), a commit, a branch and a stash work. Returns the run.
+fn git_work_inside(ws: &TestWorkspace, dir: &str) -> support::Run {
     let script = format!(
-        "cd {dir_in}; \
-         if echo '[x]' >> {gitdir}/config 2>/dev/null; then echo CONFIG_WRITABLE; fi; \
-         if git config --local sandbox.was here 2>/dev/null; then echo CONFIG_CHANGED; fi; \
-         if mv {gitdir} {gitdir}.moved 2>/dev/null; then echo GITDIR_MOVED; fi; \
-         echo hooks=$(ls -A {gitdir}/hooks | wc -l); \
-         set -e; echo inside > inside.txt; git add inside.txt; {GIT} commit -qm from-sandbox; \
+        "set -e; cd /workspace/{dir}; G=$(git rev-parse --git-dir); \
+         git config --local sandbox.was here; \
+         mkdir -p \"$G/hooks\"; printf '#!/bin/sh\\ntouch PLANTED_HOOK_RAN\\n' > \"$G/hooks/post-commit\"; \
+         chmod +x \"$G/hooks/post-commit\"; echo hooks-written; \
+         echo inside > inside.txt; git add inside.txt; {GIT} -c core.hooksPath=/dev/null commit -qm from-sandbox; \
          git branch from-sandbox; echo more >> inside.txt; git stash -q; \
-         echo stashes=$(git stash list | wc -l); git status --porcelain | wc -l | sed 's/^/dirty=/'; \
-         printf '#!/bin/sh\\ntouch PLANTED_HOOK_RAN\\n' > {gitdir}/hooks/post-commit; \
-         chmod +x {gitdir}/hooks/post-commit",
-        dir_in = if dir.is_empty() { "/workspace".to_owned() } else { format!("/workspace/{dir}") },
+         echo stashes=$(git stash list | wc -l); git status --porcelain | wc -l | sed 's/^/dirty=/'"
     );
     let r = ws.run(&["sh", "-c", &script]);
     assert_eq!(r.code, Some(0), "{r:?}");
-    for bad in ["CONFIG_WRITABLE", "CONFIG_CHANGED", "GITDIR_MOVED"] {
-        assert!(!r.stdout.contains(bad), "{bad}: {r:?}");
-    }
-    for want in ["hooks=0", "stashes=1", "dirty=0"] {
+    for want in ["hooks-written", "stashes=1", "dirty=0"] {
         assert!(r.stdout.contains(want), "missing {want}: {r:?}");
     }
-    r.stdout
+    r
 }
 
-/// The host sees the sandbox's commit, branch and stash; its config and hooks are untouched
-/// and no hook ran; a commit made on the host still runs the host hook (the control).
+/// The host sees the agent's commit on its branch and a new branch, its index followed (a
+/// clean `git status`), its config and hooks untouched, no hook ran; the agent's stash stayed
+/// the sandbox's; a commit made on the host still runs the host hook (the control) and reaches
+/// the sandbox.
 fn host_sees_results(ws: &TestWorkspace, dir: &str, config: &str, config_before: &str) {
     let cd = format!("cd '{}/{dir}'", ws.path.display());
     let log = ws.host_sh(&format!(
-        "{cd} && git log --format=%s -1 from-sandbox && git stash list | wc -l"
+        "{cd} && git log --format=%s -1 from-sandbox && git log --format=%s -1 HEAD && \
+         git status --porcelain | wc -l && git stash list | wc -l"
     ));
     assert_eq!(
-        log, "from-sandbox\n1\n",
-        "host view of the sandbox's git work"
+        log, "from-sandbox\nfrom-sandbox\n0\n0\n",
+        "host view of the agent's git work (branch, HEAD, a clean status, no stash)"
     );
     assert_eq!(
         ws.host_sh(&format!("cat '{config}'")),
         config_before,
         "config changed"
     );
-    let markers = ws.host_sh(&format!("{cd} && ls HOOK_RAN 2>/dev/null | wc -l"));
-    assert_eq!(
-        markers.trim(),
-        "0",
-        "the host hook ran for the sandbox's commit"
-    );
-    // The control: a host commit runs the host's hook, and not the one the sandbox wrote.
-    ws.host_sh(&format!(
-        "{cd} && {GIT} commit -q --allow-empty -m host && test -e HOOK_RAN && test ! -e PLANTED_HOOK_RAN"
+    let markers = ws.host_sh(&format!(
+        "{cd} && ls HOOK_RAN PLANTED_HOOK_RAN 2>/dev/null | wc -l"
     ));
+    assert_eq!(markers.trim(), "0", "a hook ran for the agent's commit");
+    ws.host_sh(&format!(
+        "{cd} && {GIT} commit -q --allow-empty -m host && test -e HOOK_RAN && test ! -e PLANTED_HOOK_RAN && rm HOOK_RAN"
+    ));
+    let dir_in = format!("/workspace/{dir}");
+    let r = ws.run(&[
+        "sh",
+        "-c",
+        &format!("cd {dir_in} && git log --format=%s -1 && git config --local sandbox.was"),
+    ]);
+    assert_eq!(
+        r.stdout, "host\nhere\n",
+        "the developer's commit inside; the private config kept: {r:?}"
+    );
 }
 
 #[test]
-fn plain_repository_config_and_hooks_are_protected_and_git_works() {
+fn plain_repository_the_sandbox_has_its_own_git_and_commits_cross_the_boundary() {
     let dev = Dev::get();
     let ws = dev.workspace("sentry");
     plant_hook(&ws, ".git/hooks");
     let config = format!("{}/.git/config", ws.path.display());
     let before = ws.host_sh(&format!("cat '{config}'"));
-    sentry_checks_inside(&ws, "", "/workspace/.git");
+    let r = git_work_inside(&ws, "");
+    assert!(
+        r.stderr.contains("agent committed 1 commits to")
+            && r.stderr.contains("agent created branch from-sandbox"),
+        "the developer is told what crossed: {r:?}"
+    );
     host_sees_results(&ws, "", &config, &before);
-    // The post-commit hook the sandbox wrote went to transient storage, not to the host.
-    let planted = ws.host_sh("grep -l PLANTED .git/hooks/* | wc -l");
-    assert_eq!(planted.trim(), "0");
-    ws.assert_nothing_left();
-}
-
-#[test]
-fn repository_without_hooks_dir_still_gets_an_empty_protected_one() {
-    let dev = Dev::get();
-    let ws = dev.workspace("nohooks");
-    ws.host_sh("rm -rf .git/hooks");
-    let r = ws.run(&["sh", "-c", "printf '#!/bin/sh\\ntouch /workspace/X\\n' > .git/hooks/post-commit && chmod +x .git/hooks/post-commit && ls -A .git/hooks"]);
-    assert_eq!(r.code, Some(0), "{r:?}");
-    assert_eq!(
-        ws.host_sh("ls -A .git/hooks | wc -l").trim(),
-        "0",
-        "a sandbox hook reached the host"
+    // Nothing of the host's .git is visible inside: not its hooks, not its config.
+    let r = ws.run(&["sh", "-c", "ls /workspace/.git/hooks; grep -c sandbox /workspace/.git/config; test -e /workspace/.git/hooks/post-commit && grep -c HOOK_RAN /workspace/.git/hooks/post-commit"]);
+    assert!(
+        !r.stdout.contains("HOOK_RAN") && r.stdout.contains("\n1\n"),
+        "{r:?}"
     );
     ws.assert_nothing_left();
 }
 
 #[test]
-fn worktree_git_works_and_the_main_repository_is_protected() {
+fn worktree_git_works_and_reaches_the_main_repository() {
     let dev = Dev::get();
     let main = dev.workspace("wtmain");
     plant_hook(&main, ".git/hooks");
@@ -111,21 +108,21 @@ fn worktree_git_works_and_the_main_repository_is_protected() {
     main.host_sh(&format!("git worktree add -q '{wt}' -b wt-branch"));
     // The worktree is the workspace of its own Domain.
     let ws = TestWorkspace::at(&dev, std::path::PathBuf::from(&wt));
-    let gitdir = format!("{}/.git", main.path.display());
-    let config = format!("{gitdir}/config");
+    let config = format!("{}/.git/config", main.path.display());
     let before = ws.host_sh(&format!("cat '{config}'"));
-    sentry_checks_inside(&ws, "", &gitdir);
+    git_work_inside(&ws, "");
     host_sees_results(&ws, "", &config, &before);
     let branch = main.host_sh("git log --format=%s -1 wt-branch~1");
     assert_eq!(
         branch, "from-sandbox\n",
         "the main repository sees the worktree's commit"
     );
+    let _ = dev.sh(&format!("rm -rf '{wt}'"));
     ws.assert_nothing_left();
 }
 
 #[test]
-fn submodule_config_and_hooks_are_protected_and_git_works_inside_it() {
+fn a_superproject_works_inside_and_its_submodules_git_stays_on_the_host() {
     let dev = Dev::get();
     let lib = dev.workspace("sublib");
     let ws = dev.workspace("super");
@@ -133,11 +130,22 @@ fn submodule_config_and_hooks_are_protected_and_git_works_inside_it() {
         "git -c protocol.file.allow=always submodule add -q '{}' lib && {GIT} commit -qm 'add lib'",
         lib.path.display()
     ));
-    plant_hook(&ws, ".git/modules/lib/hooks");
-    let config = format!("{}/.git/modules/lib/config", ws.path.display());
+    plant_hook(&ws, ".git/hooks");
+    let config = format!("{}/.git/config", ws.path.display());
     let before = ws.host_sh(&format!("cat '{config}'"));
-    sentry_checks_inside(&ws, "lib", "/workspace/.git/modules/lib");
-    host_sees_results(&ws, "lib", &config, &before);
+    git_work_inside(&ws, "");
+    host_sees_results(&ws, "", &config, &before);
+    // The submodule's .git file is read-only inside and its git directory is not there.
+    let r = ws.run(&[
+        "sh",
+        "-c",
+        "echo x >> lib/.git && echo WROTE; ls /workspace/.git/modules 2>&1 | wc -l",
+    ]);
+    assert!(!r.stdout.contains("WROTE"), "{r:?}");
+    assert_eq!(
+        ws.host_sh("git -C lib rev-parse --git-dir"),
+        format!("{}/.git/modules/lib\n", ws.path.display())
+    );
     ws.assert_nothing_left();
 }
 
@@ -153,20 +161,20 @@ fn a_workspace_that_is_not_a_repository_is_said_to_be_unprotected() {
 }
 
 #[test]
-fn a_symlinked_hooks_dir_is_refused_with_the_fix_and_nothing_starts() {
+fn a_symlinked_hooks_dir_is_the_hosts_own_business_and_never_seen_inside() {
     let dev = Dev::get();
     let ws = dev.workspace("hooklink");
     let shared = format!("{}.hooks", ws.path.display());
     ws.host_sh(&format!(
-        "mkdir -p '{shared}' && rm -rf .git/hooks && ln -s '{shared}' .git/hooks"
+        "mkdir -p '{shared}' && echo secret > '{shared}/post-commit' && rm -rf .git/hooks && ln -s '{shared}' .git/hooks"
     ));
-    let r = ws.run(&["true"]);
-    assert_eq!(r.code, Some(125), "{r:?}");
-    assert!(
-        r.stderr.contains("SR-4") && r.stderr.contains("core.hooksPath"),
-        "{r:?}"
-    );
-    assert!(ws.containers().is_empty());
+    let r = ws.run(&[
+        "sh",
+        "-c",
+        "grep -r secret /workspace/.git/hooks 2>/dev/null | wc -l",
+    ]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert_eq!(r.stdout.trim(), "0", "{r:?}");
     let _ = dev.sh(&format!("rm -rf '{shared}'"));
     ws.assert_nothing_left();
 }

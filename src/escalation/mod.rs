@@ -12,6 +12,7 @@ pub mod host_exec;
 pub mod image_paste;
 pub mod mailbox;
 pub mod mailbox_fs;
+pub mod remote;
 pub mod removed_files;
 pub mod replay;
 pub mod repository;

@@ -364,46 +364,74 @@ impl Service {
             step(Event::Cancel { request: model });
             EscalationResult::new(id, Outcome::Denied, why)
         };
-        let res = match (assessed.workdir, assessed.admission) {
-            (Err(why), _) | (_, Admission::Deny(why)) => refused(&why),
-            (Ok(workdir), Admission::Decide { rule, warnings }) => {
-                let pending = Pending {
-                    req,
-                    model,
-                    keys,
-                    rule,
-                    host_cwd: &workdir.host_path,
-                    warnings: &warnings,
-                    deadline,
-                };
-                match approval::decide(&self.engine, &pending) {
-                    Verdict::End(outcome, why) => EscalationResult::new(id, outcome, &why),
-                    Verdict::Run { argv, edited } => {
-                        // An edited command is resolved and checked again.
-                        let exe = if edited {
-                            assess::resolve(&argv[0], &self.workspace)
-                        } else {
-                            assessed.exe
-                        };
-                        let is_git = matches!(&exe, Ok(e) if e.is_git);
-                        match admission::git_may_run(&exe, &argv, &assessed.place) {
-                            Err(why) => refused(&why),
-                            Ok(()) => {
-                                // The agent's commits reach the host's references before
-                                // host git runs, what it fetched reaches the sandbox after.
-                                self.boundary_round(is_git);
-                                let res = self.execute(
-                                    model, id, &exe, argv, edited, &workdir, protected, deadline,
-                                    kill,
-                                );
-                                self.boundary_round(is_git);
-                                res
+        let res =
+            match (assessed.workdir, assessed.admission) {
+                (Err(why), _) | (_, Admission::Deny(why)) => refused(&why),
+                (Ok(workdir), Admission::Decide { rule, mut warnings }) => {
+                    // Where git would push or fetch, as the host's own configuration says.
+                    let dest = |exe: &Result<super::executable::Executable, String>,
+                                argv: &[String]| {
+                        match exe {
+                            Ok(e) if e.is_git => super::remote::destination(
+                                &e.path,
+                                &super::service_exec::host_env(protected),
+                                argv,
+                                &self.workspace,
+                                &workdir.host_path,
+                            ),
+                            _ => None,
+                        }
+                    };
+                    match dest(&assessed.exe, &body.argv) {
+                        Some(Err(why)) => {
+                            self.deliver(model, keys, &req.sig, refused(&why));
+                            return;
+                        }
+                        Some(Ok(note)) => warnings.push(note),
+                        None => {}
+                    }
+                    let pending = Pending {
+                        req,
+                        model,
+                        keys,
+                        rule,
+                        host_cwd: &workdir.host_path,
+                        warnings: &warnings,
+                        deadline,
+                    };
+                    match approval::decide(&self.engine, &pending) {
+                        Verdict::End(outcome, why) => EscalationResult::new(id, outcome, &why),
+                        Verdict::Run { argv, edited } => {
+                            // An edited command is resolved and checked again.
+                            let exe = if edited {
+                                assess::resolve(&argv[0], &self.workspace)
+                            } else {
+                                assessed.exe
+                            };
+                            let is_git = matches!(&exe, Ok(e) if e.is_git);
+                            let may = admission::git_may_run(&exe, &argv, &assessed.place)
+                                .and_then(|()| match dest(&exe, &argv) {
+                                    Some(Err(why)) => Err(why),
+                                    _ => Ok(()),
+                                });
+                            match may {
+                                Err(why) => refused(&why),
+                                Ok(()) => {
+                                    // The agent's commits reach the host's references before
+                                    // host git runs, what it fetched reaches the sandbox after.
+                                    self.boundary_round(is_git);
+                                    let res = self.execute(
+                                        model, id, &exe, argv, edited, &workdir, protected,
+                                        deadline, kill,
+                                    );
+                                    self.boundary_round(is_git);
+                                    res
+                                }
                             }
                         }
                     }
                 }
-            }
-        };
+            };
         self.deliver(model, keys, &req.sig, res);
     }
 }

@@ -15,6 +15,8 @@ use std::process::{Command, Output, Stdio};
 pub struct HostRepo {
     /// `GIT_DIR`: `<workspace>/.git`, or the Git directory a `gitdir:` file names.
     pub git_dir: PathBuf,
+    /// The workspace (the work tree; used only to name index paths, never read).
+    pub work_tree: PathBuf,
 }
 
 /// Options every host git of the boundary runs with.
@@ -165,9 +167,11 @@ impl HostRepo {
         if out.status.success() {
             Ok(())
         } else {
+            let said = String::from_utf8_lossy(&out.stderr);
+            let last = said.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("");
             Err(format!(
-                "fetching the agent's commits was refused: {}",
-                super::printable(String::from_utf8_lossy(&out.stderr).trim())
+                "git boundary: fetching the agent's commits was refused: {}",
+                super::printable(last.trim())
             ))
         }
     }
@@ -235,14 +239,74 @@ impl HostRepo {
     /// The index follows `HEAD` from `before` to `after`, keeping what the developer staged
     /// where it does not conflict (a two-tree merge of the index alone; the worktree is not
     /// touched). Where it conflicts, the index is reset to `after` and the caller says so.
+    /// A gitlink the agent's commit brought is marked `skip-worktree`, so the developer's `git
+    /// status` never enters a repository the sandbox may have made there: the host index
+    /// never makes git read a `.git` the developer did not make.
     pub fn follow_index(&self, before: Option<&Oid>, after: &Oid) -> Result<bool, String> {
+        let had = self.gitlinks()?;
+        let mut merged_ok = false;
         if let Some(b) = before {
             let merged = self.output(&["read-tree", "-m", "-i", b.as_str(), after.as_str()])?;
-            if merged.status.success() {
-                return Ok(true);
-            }
+            merged_ok = merged.status.success();
         }
-        self.ok(&["read-tree", after.as_str()]).map(|_| false)
+        if !merged_ok {
+            self.ok(&["read-tree", after.as_str()])?;
+        }
+        let new: Vec<String> = self
+            .gitlinks()?
+            .into_iter()
+            .filter(|p| !had.contains(p))
+            .collect();
+        if !new.is_empty() {
+            self.hide_gitlinks(&new)?;
+        }
+        Ok(merged_ok)
+    }
+
+    /// The gitlinks (submodule entries) of the host index.
+    fn gitlinks(&self) -> Result<std::collections::BTreeSet<String>, String> {
+        let out = self.ok(&["ls-files", "--stage", "-z"])?;
+        Ok(out
+            .split(|b| *b == 0)
+            .filter_map(|e| std::str::from_utf8(e).ok())
+            .filter_map(|e| {
+                let (meta, path) = e.split_once('\t')?;
+                meta.starts_with("160000 ").then(|| path.to_owned())
+            })
+            .collect())
+    }
+
+    /// Marks `paths` `skip-worktree` in the host index (flags only; nothing at the paths is
+    /// read).
+    fn hide_gitlinks(&self, paths: &[String]) -> Result<(), String> {
+        let mut child = self
+            .git()
+            .env("GIT_WORK_TREE", &self.work_tree)
+            .current_dir(&self.work_tree)
+            .args(["update-index", "--skip-worktree", "-z", "--stdin"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("running host git update-index: {e}"))?;
+        if let Some(mut w) = child.stdin.take() {
+            let list: Vec<u8> = paths
+                .iter()
+                .flat_map(|p| [p.as_bytes(), b"\0"].concat())
+                .collect();
+            let _ = w.write_all(&list);
+        }
+        let out = child
+            .wait_with_output()
+            .map_err(|e| format!("host git update-index: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "hiding the agent's submodules from host git: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ))
+        }
     }
 
     /// The host index's bytes, for a new private directory's first index.

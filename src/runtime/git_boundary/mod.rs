@@ -42,6 +42,11 @@ const INSIDE_LIMIT: Duration = Duration::from_secs(120);
 /// The file, in the Domain's runtime dir, where rounds append what they told.
 pub const LOG: &str = "git-boundary.log";
 
+/// Inside: every gitlink of the private index marked `skip-worktree`, so git there does not
+/// look into a submodule whose git directory is the host's (not shown inside).
+const SKIP_GITLINKS: &str = "git ls-files -z --format='%(objectmode) %(path)' | tr '\\0' '\\n' \
+                             | sed -n 's/^160000 //p' | git update-index --skip-worktree --stdin";
+
 /// `s` with control characters and non-ASCII shown escaped: safe on a terminal and free of
 /// look-alike letters.
 pub fn printable(s: &str) -> String {
@@ -113,8 +118,11 @@ impl Boundary {
              $C core.checkStat minimal; $C core.trustctime false; \
              $C core.logAllRefUpdates true; \
              if [ -n \"$3\" ]; then $C user.name \"$3\"; fi; \
-             if [ -n \"$4\" ]; then $C user.email \"$4\"; fi; echo fresh=$fresh",
-            obj = mounts::SANDBOX_OBJECTS
+             if [ -n \"$4\" ]; then $C user.email \"$4\"; fi; \
+             if [ -n \"$5\" ]; then $C diff.ignoreSubmodules all; fi; echo fresh=$fresh; \
+             {listing}",
+            obj = mounts::SANDBOX_OBJECTS,
+            listing = sandbox_side::listing_script()
         );
         let mut argv = sh(&script);
         argv.extend([
@@ -122,25 +130,38 @@ impl Boundary {
             format,
             local("user.name"),
             local("user.email"),
+            // The developer's submodules' git directories stay on the host: inside, their
+            // working trees are plain directories and git does not look into them.
+            if self.layout.common_dir.join("modules").is_dir() {
+                "1".into()
+            } else {
+                String::new()
+            },
         ]);
         let out = self.entry.run(&argv, b"", INSIDE_LIMIT)?;
-        let fresh = out.windows(7).any(|w| w == b"fresh=1");
+        let (first, listing) = match out.iter().position(|b| *b == b'\n') {
+            Some(i) => (&out[..i], out[i + 1..].to_vec()),
+            None => (&out[..], Vec::new()),
+        };
+        let fresh = first == b"fresh=1";
         let _lock = self.lock()?;
         if fresh {
             // A new private directory: whatever base an older one left means nothing now.
             self.save_base(&Refs::default())?;
         }
-        let msgs = self.round_locked()?;
-        if fresh {
-            if let Some(index) = host.index_bytes() {
-                let copy = sh(
-                    "set -e; cat > \"$1/index.lazaret\"; mv -f \"$1/index.lazaret\" \"$1/index\"",
-                );
-                let mut argv = copy;
-                argv.push(self.layout.sandbox_dir());
-                self.entry.run(&argv, &index, INSIDE_LIMIT)?;
-            }
+        let msgs = self.round_locked(Some(listing))?;
+        if !fresh {
+            return Ok(msgs);
         }
+        let index = host.index_bytes();
+        let mut argv = sh(&format!(
+            "set -e; if [ \"$2\" = copy ]; then cat > \"$1/index.lazaret\"; \
+             mv -f \"$1/index.lazaret\" \"$1/index\"; fi; {SKIP_GITLINKS}"
+        ));
+        argv.push(self.layout.sandbox_dir());
+        argv.push(if index.is_some() { "copy" } else { "keep" }.into());
+        self.entry
+            .run(&argv, index.as_deref().unwrap_or_default(), INSIDE_LIMIT)?;
         Ok(msgs)
     }
 
@@ -148,16 +169,20 @@ impl Boundary {
     /// is told (also appended to the Domain's boundary log).
     pub fn round(&self) -> Result<Vec<String>, String> {
         let _lock = self.lock()?;
-        self.round_locked()
+        self.round_locked(None)
     }
 
-    fn round_locked(&self) -> Result<Vec<String>, String> {
+    /// A round; `listing`: the sandbox's references when already listed.
+    fn round_locked(&self, listing: Option<Vec<u8>>) -> Result<Vec<String>, String> {
         let host = &self.layout.repo;
         let mut base = self.load_base();
         let host_refs = host.refs()?;
-        let listing = self
-            .entry
-            .run(&sh(&sandbox_side::listing_script()), b"", INSIDE_LIMIT)?;
+        let listing = match listing {
+            Some(l) => l,
+            None => self
+                .entry
+                .run(&sh(&sandbox_side::listing_script()), b"", INSIDE_LIMIT)?,
+        };
         let mut sandbox = refs::parse_listing(&listing)
             .map_err(|e| format!("the sandbox's references were refused: {e}"))?;
         if sandbox.refs.is_empty() && !base.refs.is_empty() {
@@ -182,7 +207,9 @@ impl Boundary {
                 msgs.push(e);
             }
         }
-        // A value the host could not get, or of the wrong kind, is not taken from the sandbox.
+        // A value the host could not get, or of the wrong kind, is not taken from the sandbox:
+        // the sandbox gets the host's value back.
+        let mut refused: Vec<reconcile::Update> = Vec::new();
         let names: Vec<String> = sandbox.refs.keys().cloned().collect();
         for name in names {
             let Some(oid) = sandbox.refs.get(&name).cloned() else {
@@ -205,8 +232,14 @@ impl Boundary {
                         format!("it names a {k}, not a commit")
                     })
                 ));
-                match host_refs.refs.get(&name) {
-                    Some(h) => sandbox.refs.insert(name, h.clone()),
+                let back = host_refs.refs.get(&name).cloned();
+                refused.push(reconcile::Update {
+                    name: name.clone(),
+                    new: back.clone(),
+                    old: Some(oid.clone()),
+                });
+                match back {
+                    Some(h) => sandbox.refs.insert(name, h),
                     None => sandbox.refs.remove(&name),
                 };
             }
@@ -220,13 +253,18 @@ impl Boundary {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs())
             .to_string();
-        let plan = reconcile::plan(
+        let mut plan = reconcile::plan(
             &base,
             &host_refs,
             &sandbox,
             &|a, b| host.is_ancestor(a, b),
             &stamp,
         );
+        for r in refused {
+            if !plan.sandbox.iter().any(|u| u.name == r.name) {
+                plan.sandbox.push(r);
+            }
+        }
         if plan.is_empty() {
             if plan.base != base {
                 self.save_base(&plan.base)?;
@@ -271,7 +309,7 @@ impl Boundary {
              detached) {GIT} update-ref --no-deref -m lazaret-boundary HEAD \"$2\";; esac; \
              if [ -n \"$4\" ]; then \
                if [ -n \"$3\" ] && {GIT} read-tree -m -i \"$3\" \"$4\" 2>/dev/null; then :; \
-               else {GIT} read-tree \"$4\"; fi; fi"
+               else {GIT} read-tree \"$4\"; fi; {SKIP_GITLINKS}; fi"
         );
         let (kind, value) = match &plan.sandbox_head {
             Some(Head::Branch(b)) => ("branch", b.clone()),
@@ -310,8 +348,8 @@ impl Boundary {
                         format!("git boundary: agent created {what} at {}", to.short())
                     }
                     None => format!(
-                        "git boundary: agent created branch {what} ({} commits)",
-                        host.count(None, to).unwrap_or(0)
+                        "git boundary: agent created branch {what} at {}",
+                        to.short()
                     ),
                     Some(f) if host.is_ancestor(f, to) => format!(
                         "git boundary: agent committed {} commits to {what} (fast-forwarded)",

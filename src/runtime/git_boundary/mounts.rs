@@ -59,7 +59,10 @@ impl HostLayout {
         }
         Ok(Some(HostLayout {
             dotgit_is_dir: meta.is_dir(),
-            repo: HostRepo { git_dir: p.git_dir },
+            repo: HostRepo {
+                git_dir: p.git_dir,
+                work_tree: ws.to_path_buf(),
+            },
             common_dir,
         }))
     }

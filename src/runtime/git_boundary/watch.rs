@@ -1,15 +1,12 @@
 //! When rounds run while the sandbox does (the coordinator's thread): soon after either side's
-//! references may have changed, as inotify says — events only; no file of the private
-//! directory is opened (its subdirectories are watched through `O_PATH` descriptors opened
-//! without following symlinks) — and at least every [`SAFETY_ROUND`] for changes no watch
+//! references may have changed, as inotify says — events only; no file or directory of the
+//! private directory is opened — and at least every [`SAFETY_ROUND`] for changes no watch
 //! sees (a branch in a namespaced directory made after the watch was set).
 
 use super::Boundary;
 use crate::wake::WakeFlag;
-use nix::fcntl::{openat, OFlag};
 use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
-use nix::sys::stat::Mode;
-use std::os::fd::{AsFd, AsRawFd};
+use std::os::fd::AsFd;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -29,26 +26,12 @@ fn mask() -> AddWatchFlags {
         | AddWatchFlags::IN_DONT_FOLLOW
 }
 
-/// Watches `root` and its `refs`, `refs/heads`, `refs/tags`, `refs/remotes`, each opened
-/// relative to the one before with `O_NOFOLLOW`.
+/// Watches `root` and its `refs`, `refs/heads`, `refs/tags`, `refs/remotes` by path: inotify
+/// opens nothing (a directory the sandbox swapped for a symlink at most brings events from
+/// elsewhere, and the last component is never followed).
 fn watch_tree(inotify: &Inotify, root: &Path) {
-    let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-    let Ok(top) = nix::fcntl::open(root, flags, Mode::empty()) else {
-        return;
-    };
-    let add = |fd: &std::os::fd::OwnedFd| {
-        let path = format!("/proc/self/fd/{}", fd.as_raw_fd());
-        let _ = inotify.add_watch(path.as_str(), mask());
-    };
-    add(&top);
-    let Ok(refs) = openat(top.as_fd(), "refs", flags, Mode::empty()) else {
-        return;
-    };
-    add(&refs);
-    for ns in ["heads", "tags", "remotes"] {
-        if let Ok(d) = openat(refs.as_fd(), ns, flags, Mode::empty()) {
-            add(&d);
-        }
+    for d in ["", "refs", "refs/heads", "refs/tags", "refs/remotes"] {
+        let _ = inotify.add_watch(&root.join(d), mask());
     }
 }
 
