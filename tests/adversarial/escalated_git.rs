@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// The profile every scenario uses; `rules` are exact auto-approval rules.
-fn profile(rules: &[&[&str]]) -> String {
+pub(crate) fn profile(rules: &[&[&str]]) -> String {
     let mut s = String::from("[profiles.eg]\nextends = \"shell\"\n");
     for r in rules {
         let argv: Vec<String> = r.iter().map(|a| format!("{a:?}")).collect();
@@ -28,7 +28,7 @@ fn profile(rules: &[&[&str]]) -> String {
 
 /// A fresh workspace (a Git repository the Git Sentry protects) with `rules`, and the host
 /// canary path an attack would create.
-fn setup(dev: &Dev, name: &str, rules: &[&[&str]]) -> (TestWorkspace, String) {
+pub(crate) fn setup(dev: &Dev, name: &str, rules: &[&[&str]]) -> (TestWorkspace, String) {
     let ws = dev.workspace(name).with_profile("eg", &profile(rules));
     let canary = ws
         .config_home
@@ -39,7 +39,7 @@ fn setup(dev: &Dev, name: &str, rules: &[&[&str]]) -> (TestWorkspace, String) {
     (ws, canary)
 }
 
-fn assert_no_canary(canary: &str, r: &Run) {
+pub(crate) fn assert_no_canary(canary: &str, r: &Run) {
     assert!(
         !std::path::Path::new(canary).exists(),
         "the sandbox's command ran on the host (canary {canary} exists): {r:?}"
@@ -47,7 +47,7 @@ fn assert_no_canary(canary: &str, r: &Run) {
 }
 
 /// Commit identity for git inside.
-const GIT: &str = "git -c user.name=t -c user.email=t@l";
+pub(crate) const GIT: &str = "git -c user.name=t -c user.email=t@l";
 
 /// A nested repository `/workspace/x` made inside, with one committed file `f.txt`, then
 /// `config` (shell lines run in it after the commit, `$C` = the canary), and `f.txt` made
@@ -61,7 +61,7 @@ fn nested_repo(canary: &str, config: &str) -> String {
 }
 
 /// `lazaret-escalate -- ARGV` and its status on stdout as `rc=N`.
-fn escalate(argv: &str) -> String {
+pub(crate) fn escalate(argv: &str) -> String {
     format!("rc=0; lazaret-escalate -- {argv} || rc=$?; echo rc=$rc")
 }
 

@@ -29,6 +29,7 @@ mod support;
 mod approval;
 mod clipboard;
 mod escalated_git;
+mod git_boundary;
 mod git_sentry;
 mod isolation;
 mod mailbox;
