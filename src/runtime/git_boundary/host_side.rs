@@ -240,33 +240,86 @@ impl HostRepo {
     /// where it does not conflict (a two-tree merge of the index alone; the worktree is not
     /// touched). Where it conflicts, the index is reset to `after` and the caller says so.
     /// A gitlink the agent's commit brought is marked `skip-worktree`, so the developer's `git
-    /// status` never enters a repository the sandbox may have made there: the host index
-    /// never makes git read a `.git` the developer did not make.
+    /// status` never enters a repository the sandbox may have made there. The new index is
+    /// made under git's own `index.lock` and takes the index's place in one rename: no git of
+    /// the developer's ever sees it half made (with the gitlink, before the mark).
     pub fn follow_index(&self, before: Option<&Oid>, after: &Oid) -> Result<bool, String> {
-        let had = self.gitlinks()?;
-        let mut merged_ok = false;
-        if let Some(b) = before {
-            let merged = self.output(&["read-tree", "-m", "-i", b.as_str(), after.as_str()])?;
-            merged_ok = merged.status.success();
+        let index = self.git_dir.join("index");
+        let lock = self.git_dir.join("index.lock");
+        let mut held = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&lock)
+            .map_err(|e| {
+                format!(
+                    "the host index is in use ({}: {e}); the next round retries",
+                    lock.display()
+                )
+            })?;
+        let made = (|| {
+            match std::fs::read(&index) {
+                Ok(bytes) => held
+                    .write_all(&bytes)
+                    .map_err(|e| format!("copying the host index: {e}"))?,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(format!("reading the host index: {e}")),
+            }
+            drop(held);
+            let had = self.gitlinks(&lock)?;
+            let mut merged_ok = false;
+            if let Some(b) = before {
+                let merged = self
+                    .git()
+                    .env("GIT_INDEX_FILE", &lock)
+                    .args(["read-tree", "-m", "-i", b.as_str(), after.as_str()])
+                    .output()
+                    .map_err(|e| format!("running host git read-tree: {e}"))?;
+                merged_ok = merged.status.success();
+            }
+            if !merged_ok {
+                let out = self
+                    .git()
+                    .env("GIT_INDEX_FILE", &lock)
+                    .args(["read-tree", after.as_str()])
+                    .output()
+                    .map_err(|e| format!("running host git read-tree: {e}"))?;
+                if !out.status.success() {
+                    return Err(format!(
+                        "host git read-tree failed: {}",
+                        String::from_utf8_lossy(&out.stderr).trim()
+                    ));
+                }
+            }
+            let new: Vec<String> = self
+                .gitlinks(&lock)?
+                .into_iter()
+                .filter(|p| !had.contains(p))
+                .collect();
+            if !new.is_empty() {
+                self.hide_gitlinks(&lock, &new)?;
+            }
+            std::fs::rename(&lock, &index).map_err(|e| format!("replacing the host index: {e}"))?;
+            Ok(merged_ok)
+        })();
+        if made.is_err() {
+            let _ = std::fs::remove_file(&lock);
         }
-        if !merged_ok {
-            self.ok(&["read-tree", after.as_str()])?;
-        }
-        let new: Vec<String> = self
-            .gitlinks()?
-            .into_iter()
-            .filter(|p| !had.contains(p))
-            .collect();
-        if !new.is_empty() {
-            self.hide_gitlinks(&new)?;
-        }
-        Ok(merged_ok)
+        made
     }
 
-    /// The gitlinks (submodule entries) of the host index.
-    fn gitlinks(&self) -> Result<std::collections::BTreeSet<String>, String> {
-        let out = self.ok(&["ls-files", "--stage", "-z"])?;
+    /// The gitlinks (submodule entries) of the index file `index`.
+    fn gitlinks(
+        &self,
+        index: &std::path::Path,
+    ) -> Result<std::collections::BTreeSet<String>, String> {
+        let out = self
+            .git()
+            .env("GIT_INDEX_FILE", index)
+            .args(["ls-files", "--stage", "-z"])
+            .output()
+            .map_err(|e| format!("running host git ls-files: {e}"))?;
         Ok(out
+            .stdout
             .split(|b| *b == 0)
             .filter_map(|e| std::str::from_utf8(e).ok())
             .filter_map(|e| {
@@ -276,11 +329,12 @@ impl HostRepo {
             .collect())
     }
 
-    /// Marks `paths` `skip-worktree` in the host index (flags only; nothing at the paths is
-    /// read).
-    fn hide_gitlinks(&self, paths: &[String]) -> Result<(), String> {
+    /// Marks `paths` `skip-worktree` in the index file `index` (flags only; nothing at the
+    /// paths is read).
+    fn hide_gitlinks(&self, index: &std::path::Path, paths: &[String]) -> Result<(), String> {
         let mut child = self
             .git()
+            .env("GIT_INDEX_FILE", index)
             .env("GIT_WORK_TREE", &self.work_tree)
             .current_dir(&self.work_tree)
             .args(["update-index", "--skip-worktree", "-z", "--stdin"])
