@@ -337,6 +337,7 @@ impl Tracer {
 ///   the workspace looks at a `.git` entry the sandbox just made (here the submodule's
 ///   `vendor/lib/.git` file: git reads it to tell a nested repository from an untracked
 ///   directory). After the run no host process opens it any more: it was moved away.
+///
 /// The trace is known to have seen the private directory: runsc's opens of it are counted.
 #[test]
 fn no_host_process_opens_git_state_the_sandbox_wrote() {
