@@ -48,8 +48,8 @@ fn an_approved_rebase_continue_never_runs_a_sandbox_written_todo() {
         "C='{canary}'; set -e; R=/workspace/.git/rebase-merge; mkdir -p $R; \
          echo \"exec touch $C\" > $R/git-rebase-todo; git symbolic-ref HEAD > $R/head-name; \
          git rev-parse HEAD > $R/onto; cp $R/onto $R/orig-head; touch $R/interactive; \
-         for d in sequencer rebase-apply; do mkdir -p /workspace/.git/$d; done; \
-         echo \"exec touch $C\" > /workspace/.git/sequencer/todo; set +e; "
+         mkdir -p /workspace/.git/sequencer; echo \"exec touch $C\" > /workspace/.git/sequencer/todo; \
+         set +e; "
     ) + &escalate("git rebase --continue");
     let r = ws.run(&["sh", "-c", &script]);
     assert_no_canary(&canary, &r);
@@ -180,14 +180,14 @@ fn a_deep_gitlink_the_agent_commits_is_never_entered_by_the_developers_git() {
     );
     let r = ws.run(&["sh", "-c", &script]);
     assert_eq!(r.code, Some(0), "{r:?}");
+    developer_git(&ws, "");
+    developer_git(&ws, &deep);
+    canary_absent(&canary);
     assert!(
         r.stderr.contains("Moved it to"),
         "the developer is told: {r:?}"
     );
     assert!(ws.host_sh("git ls-files -v").contains(&format!("S {deep}")));
-    developer_git(&ws, "");
-    developer_git(&ws, &deep);
-    canary_absent(&canary);
     assert_eq!(
         ws.host_sh(&format!("ls -A '{deep}' | grep -c '^.git$' || true"))
             .trim(),
@@ -262,13 +262,19 @@ fn an_approved_push_never_runs_a_sandbox_written_hook() {
         ],
     ];
     let (ws, canary) = setup(&dev, "gb-push", rules);
-    let script = format!(
+    // The hooks are written in a run of their own: one written in the same run can still be
+    // open for writing when the host would execute it ("Text file busy").
+    let plant = format!(
         "C='{canary}'; set -e; \
          for d in /workspace/.git/up.git /workspace/up.git /workspace/\u{43e}rigin; do \
            git init -q --bare $d; printf '#!/bin/sh\\ntouch %s\\n' \"$C\" > $d/hooks/pre-receive; \
            chmod +x $d/hooks/pre-receive; done; \
-         mkdir -p /workspace/.git/remotes; echo 'URL: .git/up.git' > /workspace/.git/remotes/upstream; \
-         set +e; {a}; {b}; {c}; {d}",
+         mkdir -p /workspace/.git/remotes; echo 'URL: .git/up.git' > /workspace/.git/remotes/upstream"
+    );
+    let r = ws.run(&["sh", "-c", &plant]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let script = format!(
+        "{a}; {b}; {c}; {d}",
         a = escalate("git push upstream HEAD:refs/heads/x"),
         b = escalate("git push ./up.git HEAD:refs/heads/x"),
         c = escalate("git push \u{43e}rigin HEAD:refs/heads/x"),
