@@ -4,6 +4,14 @@
 //! run on the host, whatever spelling or wrapper the request uses, and the working directory
 //! cannot be moved by swapping it for a symlink while the developer decides.
 //!
+//! Since issue #30 escalated git runs with `GIT_DIR` pinned to the host repository and no work
+//! tree (`GIT_IMPLICIT_WORK_TREE=0`): whatever directory a wrapper or `-C` moves it to, it reads
+//! nothing of the worktree the sandbox writes, and commands that need a work tree (`status`,
+//! `diff` against it) fail with git's "this operation must be run in a work tree" (`rc=128`);
+//! `log`, tree-to-tree `diff`, `push`, `fetch` work. Git asked from a working directory inside a
+//! nested repository is still denied (`rc=240`). The developer's own nested repositories are
+//! hidden from the sandbox, so it cannot repoint them.
+//!
 //! Each attack writes a host canary path into the configuration it plants; the canary lies
 //! outside the workspace (in the test's configuration directory), so only a process on the host
 //! can create it. Every test asserts the canary is absent afterwards.
@@ -63,6 +71,25 @@ fn nested_repo(canary: &str, config: &str) -> String {
 /// `lazaret-escalate -- ARGV` and its status on stdout as `rc=N`.
 pub(crate) fn escalate(argv: &str) -> String {
     format!("rc=0; lazaret-escalate -- {argv} || rc=$?; echo rc=$rc")
+}
+
+/// Escalated git ran on the host and failed for want of a work tree (the hardening of issue
+/// #30), `n` times, and nothing else was printed as a status.
+fn assert_no_work_tree(r: &Run, n: usize) {
+    assert_eq!(r.stdout.matches("rc=128").count(), n, "{r:?}");
+    assert_eq!(r.stdout.matches("rc=").count(), n, "{r:?}");
+    assert_eq!(
+        r.stderr
+            .matches("fatal: this operation must be run in a work tree")
+            .count(),
+        n,
+        "{r:?}"
+    );
+}
+
+/// The developer's own `git status` and `git diff` in the workspace after the run.
+fn developer_git(ws: &TestWorkspace) {
+    ws.host_sh("git status >/dev/null 2>&1; git diff >/dev/null 2>&1; true");
 }
 
 /// The verified escape of issue #13: a nested repository under /workspace/x whose config
@@ -131,10 +158,11 @@ fn env_git_from_a_nested_repository_is_never_auto_approved() {
 
 /// From the workspace root (where auto-approval is allowed) a wrapper that changes directory
 /// before running git — `env -C x git status`, approved by an exact rule — reaches the nested
-/// repository's filter unless git is hardened through the environment every child inherits
-/// (GIT_DIR/GIT_WORK_TREE pinned to the protected repository).
+/// repository's filter unless git is hardened through the environment every child inherits.
+/// Expected: the wrapper runs, and git under it, pinned to the protected repository with no
+/// work tree, fails with "must be run in a work tree" (`rc=128`): nothing of `x` is read.
 #[test]
-fn git_inside_a_wrapper_that_changes_directory_is_still_hardened() {
+fn git_inside_a_wrapper_that_changes_directory_still_has_no_work_tree() {
     let dev = Dev::get();
     let (ws, canary) = setup(&dev, "eg-wrap", &[&["env", "-C", "x", "git", "status"]]);
     let script = nested_repo(
@@ -144,14 +172,17 @@ fn git_inside_a_wrapper_that_changes_directory_is_still_hardened() {
         + &escalate("env -C x git status");
     let r = ws.run(&["sh", "-c", &script]);
     assert_no_canary(&canary, &r);
-    assert!(r.stdout.contains("rc=0"), "the wrapper ran: {r:?}");
+    assert_no_work_tree(&r, 1);
     ws.assert_nothing_left();
 }
 
 /// `git -C x status` from the workspace root under a rule for exactly that argv: `-C` moves
-/// git into the nested repository unless GIT_DIR pins the protected one.
+/// git into the nested repository unless GIT_DIR pins the protected one. Expected: git is
+/// pinned to the protected repository with no work tree and fails with "must be run in a work
+/// tree" (`rc=128`), reading nothing of `x`; at the end of the run `x/.git`, made by the
+/// sandbox, is moved to the host's `.git/lazaret-quarantine`.
 #[test]
-fn git_dash_c_into_a_nested_repository_uses_the_protected_repository() {
+fn git_dash_c_into_a_nested_repository_has_no_work_tree_and_runs_nothing() {
     let dev = Dev::get();
     let (ws, canary) = setup(&dev, "eg-dashc", &[&["git", "-C", "x", "status"]]);
     let script = nested_repo(
@@ -161,7 +192,14 @@ fn git_dash_c_into_a_nested_repository_uses_the_protected_repository() {
         + &escalate("git -C x status");
     let r = ws.run(&["sh", "-c", &script]);
     assert_no_canary(&canary, &r);
-    assert!(r.stdout.contains("rc=0"), "{r:?}");
+    assert_no_work_tree(&r, 1);
+    assert!(
+        r.stderr.contains("the sandbox made the repository") && r.stderr.contains("Moved it to"),
+        "{r:?}"
+    );
+    assert!(!ws.path.join("x/.git").exists(), "{r:?}");
+    developer_git(&ws);
+    assert_no_canary(&canary, &r);
     ws.assert_nothing_left();
 }
 
@@ -290,46 +328,65 @@ fn git_in_a_workspace_that_is_not_a_protected_repository_is_denied() {
 /// The developer's repository has a submodule-like gitlink `sub` (an embedded repository made
 /// on the host). Inside, the agent moves its Git directory to `/workspace/.evil`, points
 /// `sub/.git` at it (`gitdir: ../.evil`), plants a clean filter in that config and makes a
-/// file stat-dirty; then asks for `git status` at the workspace root. Host git would enter
-/// the submodule to check whether it is dirty and run the filter there: git is denied, since
-/// the gitlink's Git directory is not one the Git Sentry protects.
+/// file stat-dirty; then asks for `git status` at the workspace root (every step is tried
+/// even when one fails). Host git would enter the submodule to check whether it is dirty and
+/// run the filter there. Expected: the developer's `sub/.git` is hidden from the sandbox (a
+/// tmpfs over it), so it cannot be moved or repointed — on the host it is the same directory
+/// with the same config, and no `.evil` exists; escalated git has no work tree and fails with
+/// "must be run in a work tree" (`rc=128`); the developer's own `git status` after the run
+/// enters the real `sub` and runs nothing.
 #[test]
-fn a_submodule_pointer_rewritten_to_a_sandbox_made_git_dir_is_not_entered() {
+fn a_developers_gitlink_cannot_be_repointed_inside_and_escalated_git_enters_nothing() {
     let dev = Dev::get();
     let (ws, canary) = setup(&dev, "eg-submod", &[&["git", "status"]]);
     ws.host_sh(&format!(
         "set -e; mkdir sub; cd sub; git init -q; echo a > f.txt; {GIT} add f.txt; {GIT} commit -qm s; \
          cd ..; {GIT} -c advice.addEmbeddedRepo=false add sub; {GIT} commit -qm gitlink"
     ));
+    let before = ws.host_sh("stat -c %d:%i sub/.git; cat sub/.git/config");
     let script = format!(
-        "set -e; C='{canary}'; cd /workspace; mv sub/.git .evil; echo 'gitdir: ../.evil' > sub/.git; \
+        "C='{canary}'; cd /workspace; mv sub/.git .evil; echo 'gitdir: ../.evil' > sub/.git; \
          echo '* filter=evil' > sub/.gitattributes; git --git-dir=.evil config filter.evil.clean \"touch $C; cat\"; \
          touch -m -d @1000000000 sub/f.txt; "
     ) + &escalate("git status");
     let r = ws.run(&["sh", "-c", &script]);
     assert_no_canary(&canary, &r);
-    assert!(r.stdout.contains("rc=240"), "{r:?}");
-    assert!(r.stderr.contains("submodule at \"sub\""), "{r:?}");
+    assert_no_work_tree(&r, 1);
+    assert_eq!(
+        ws.host_sh("stat -c %d:%i sub/.git; cat sub/.git/config"),
+        before,
+        "the developer's nested repository was replaced or changed: {r:?}"
+    );
+    assert!(!ws.path.join(".evil").exists(), "{r:?}");
+    developer_git(&ws);
+    assert_no_canary(&canary, &r);
     ws.assert_nothing_left();
-    // Auto-approved, then refused before running: the protocol core's trace still conforms.
+    // Auto-approved and run (git refused for want of a work tree): the trace still conforms.
     crate::support::assert_traces_conform(&ws);
 }
 
-/// A real submodule (its Git directory in `.git/modules/sub`, protected by the Git Sentry):
-/// `git status` at the root is allowed. Then the agent rewrites `sub/.git` to a Git directory
-/// it made (with a clean filter) and writes `.gitmodules` with `ignore = none`, which overrides
-/// `diff.ignoreSubmodules=all` for that submodule, and asks again.
+/// A real submodule (its Git directory in the host's `.git/modules/sub`, its `sub/.git` a
+/// `gitdir:` file): `git status` at the root is asked once. Then the agent copies
+/// `.git/modules/sub` to a Git directory of its own (with a clean filter), rewrites `sub/.git`
+/// to point there and writes `.gitmodules` with `ignore = none`, which overrides
+/// `diff.ignoreSubmodules=all` for that submodule, and asks again (every step is tried even
+/// when one fails). Expected: the sandbox's `.git` is its private one (no `modules/sub` to
+/// copy) and the developer's `sub/.git` is bound read-only, so on the host `sub/.git` and the
+/// submodule's config are unchanged; both escalated `git status` fail with "must be run in a
+/// work tree" (`rc=128`); the developer's own `git status` after the run, which does enter
+/// `sub` (`ignore = none` reached the host with the worktree), runs nothing.
 #[test]
-fn gitmodules_ignore_none_with_a_rewritten_submodule_pointer_is_denied() {
+fn a_submodule_pointer_rewritten_inside_with_gitmodules_ignore_none_is_never_entered() {
     let dev = Dev::get();
     let (ws, canary) = setup(&dev, "eg-gitmod", &[&["git", "status"]]);
     ws.host_sh(&format!(
         "set -e; mkdir up; cd up; git init -q; echo a > f.txt; {GIT} add f.txt; {GIT} commit -qm s; \
          cd ..; {GIT} -c protocol.file.allow=always submodule add -q ./up sub; {GIT} commit -qm sub"
     ));
+    let before = ws.host_sh("cat sub/.git .git/modules/sub/config");
     let script = format!("cd /workspace; {}; ", escalate("git status"))
         + &format!(
-            "set -e; C='{canary}'; cp -r .git/modules/sub .evil; git config --file .evil/config --unset core.worktree; \
+            "C='{canary}'; cp -r .git/modules/sub .evil; git config --file .evil/config --unset core.worktree; \
              echo 'gitdir: ../.evil' > sub/.git; echo '* filter=evil' > sub/.gitattributes; \
              git --git-dir=.evil config filter.evil.clean \"touch $C; cat\"; \
              printf '[submodule \"sub\"]\\n\\tpath = sub\\n\\turl = ./up\\n\\tignore = none\\n' > .gitmodules; \
@@ -338,22 +395,32 @@ fn gitmodules_ignore_none_with_a_rewritten_submodule_pointer_is_denied() {
         + &escalate("git status");
     let r = ws.run(&["sh", "-c", &script]);
     assert_no_canary(&canary, &r);
-    assert!(
-        r.stdout.contains("rc=0") && r.stdout.contains("rc=240"),
-        "the protected submodule is fine, the rewritten one is not: {r:?}"
+    assert_no_work_tree(&r, 2);
+    assert_eq!(
+        ws.host_sh("cat sub/.git .git/modules/sub/config"),
+        before,
+        "the submodule was repointed or its config changed: {r:?}"
     );
-    assert!(r.stderr.contains("submodule at \"sub\""), "{r:?}");
+    assert!(
+        ws.host_sh("cat .gitmodules").contains("ignore = none"),
+        "the attack's .gitmodules did not reach the host: {r:?}"
+    );
+    developer_git(&ws);
+    assert_no_canary(&canary, &r);
     ws.assert_nothing_left();
-    // Auto-approved, then refused before running: the protocol core's trace still conforms.
+    // Auto-approved and run (git refused for want of a work tree): the trace still conforms.
     crate::support::assert_traces_conform(&ws);
 }
 
-/// The protected repository's own `.git` is writable except its config: the agent plants
-/// `.git/config.worktree` (without the extension that would make git read it) and
-/// `.git/info/attributes` naming a filter defined there, plus a root `.gitattributes`; an
-/// auto-approved `git status` at the root must not find any filter definition it wrote.
+/// The agent plants `.git/config.worktree` (without the extension that would make git read
+/// it) and `.git/info/attributes` naming a filter defined there, plus a root `.gitattributes`,
+/// then asks for an auto-approved `git status` at the root. Expected: `/workspace/.git` is the
+/// Domain-private git directory, so the host's `.git` holds neither file; escalated git has no
+/// work tree and fails with "must be run in a work tree" (`rc=128`); the developer's own
+/// `git status` after the run (the root `.gitattributes` and a stat-dirty `f.txt` did reach
+/// the host) finds no filter definition the sandbox wrote and runs nothing.
 #[test]
-fn config_planted_beside_the_protected_config_defines_nothing() {
+fn config_planted_in_the_sandboxs_git_dir_defines_nothing_on_the_host() {
     let dev = Dev::get();
     let (ws, canary) = setup(&dev, "eg-cfgwt", &[&["git", "status"]]);
     ws.host_sh(&format!(
@@ -367,16 +434,32 @@ fn config_planted_beside_the_protected_config_defines_nothing() {
     ) + &escalate("git status");
     let r = ws.run(&["sh", "-c", &script]);
     assert_no_canary(&canary, &r);
-    assert!(r.stdout.contains("rc=0"), "{r:?}");
+    assert_no_work_tree(&r, 1);
+    assert_eq!(
+        ws.host_sh("ls .git/config.worktree .git/info/attributes 2>/dev/null | wc -l"),
+        "0\n",
+        "the host's .git holds what the sandbox planted: {r:?}"
+    );
+    assert_eq!(ws.host_sh("cat .gitattributes"), "* filter=evil\n");
+    developer_git(&ws);
+    assert_no_canary(&canary, &r);
     ws.assert_nothing_left();
 }
 
 /// Environment set inside (`GIT_DIR`, `GIT_CONFIG_*`, `GIT_EXTERNAL_DIFF`) is not part of a
-/// request: host git never sees it.
+/// request: host git never sees it. Asked: `git diff` (against the work tree: fails with
+/// "must be run in a work tree", `rc=128`, as escalated git has none) and `git diff HEAD~1
+/// HEAD` (tree to tree: runs on the protected repository and prints its `+a`; the planted
+/// `GIT_DIR` would make it fail, `diff.external` or `GIT_EXTERNAL_DIFF` would replace that
+/// output by the canary).
 #[test]
 fn git_environment_set_inside_does_not_reach_host_git() {
     let dev = Dev::get();
-    let (ws, canary) = setup(&dev, "eg-env2", &[&["git", "diff"]]);
+    let (ws, canary) = setup(
+        &dev,
+        "eg-env2",
+        &[&["git", "diff"], &["git", "diff", "HEAD~1", "HEAD"]],
+    );
     ws.host_sh(&format!(
         "set -e; echo a > f.txt; {GIT} add f.txt; {GIT} commit -qm f"
     ));
@@ -385,11 +468,17 @@ fn git_environment_set_inside_does_not_reach_host_git() {
         "echo '* filter=evil' > .gitattributes; git config filter.evil.clean \"touch $C; cat\"",
     ) + "cd /workspace; echo b >> f.txt; export GIT_DIR=/workspace/x/.git GIT_CONFIG_COUNT=1 \
          GIT_CONFIG_KEY_0=diff.external GIT_CONFIG_VALUE_0=\"sh -c 'touch $C'\" GIT_EXTERNAL_DIFF=\"sh -c 'touch $C'\"; "
-        + &escalate("git diff");
+        + &escalate("git diff")
+        + "; "
+        + &escalate("git diff HEAD~1 HEAD");
     let r = ws.run(&["sh", "-c", &script]);
     assert_no_canary(&canary, &r);
+    let (worktree, trees) = r.stdout.split_once("rc=128\n").unwrap_or_default();
     assert!(
-        r.stdout.contains("rc=0") && r.stdout.contains("+b"),
+        worktree.is_empty()
+            && r.stderr.contains("must be run in a work tree")
+            && trees.contains("+a\n")
+            && trees.ends_with("rc=0\n"),
         "{r:?}"
     );
     ws.assert_nothing_left();

@@ -1,10 +1,21 @@
 //! Adversarial scenarios: git_sentry (see main.rs). Git control files planted through the
 //! shared workspace — `commondir`, `gitdir:` pointers, `config.worktree` without the extension,
 //! `objects/info/alternates`, nested repositories — against the next launch (mount planning)
-//! and against the developer's own host git after the run (SR-3, SR-4).
+//! and against the developer's own host git during and after the run (SR-3, SR-4).
+//!
+//! In a workspace that is a repository, `/workspace/.git` inside is a Domain-private git
+//! directory (issue #30): what the sandbox plants there never reaches the host's `.git`, so
+//! those tests assert the host's `.git` never holds the planted file, the developer's host git
+//! is unaffected, the canary is untouched and the next run starts. The same files written on
+//! the host (a killed run of the list-based design, or a developer's own layout) are still
+//! refused at the next start until accepted. A workspace that is not a repository has no
+//! private directory: a `.git` the sandbox creates at its top is renamed aside at the end of
+//! the run. Nested repositories the sandbox makes are moved into the host's
+//! `.git/lazaret-quarantine`; the developer's own are hidden from the sandbox by mounts.
 
-use crate::support::{Dev, TestWorkspace};
+use crate::support::{finish, wait_for, Dev, TestWorkspace, HOLD};
 use std::path::PathBuf;
+use std::time::Duration;
 
 const GIT: &str = "git -c user.name=t -c user.email=t@localhost";
 const SECRET: &str = "CANARY-PRIVATE-KEY";
@@ -60,6 +71,26 @@ fn assert_refused(r: &crate::support::Run, ws: &TestWorkspace, what: &str) {
     assert!(ws.containers().is_empty(), "something was started");
 }
 
+/// The host's `.git` (of the workspace `ws`) holds no `rel` (relative to `.git`) and no
+/// `*.lazaret-quarantine-*` copy anywhere: nothing the sandbox planted reached it, so there
+/// was nothing to rename aside.
+fn assert_host_git_lacks(ws: &TestWorkspace, rel: &str) {
+    assert_eq!(
+        ws.host_sh(&format!(
+            "ls -d '.git/{rel}' 2>/dev/null | wc -l; find .git -name '*.lazaret-quarantine-*' | wc -l"
+        )),
+        "0\n0\n",
+        "the host's .git holds {rel} or a copy of it"
+    );
+}
+
+/// Host git in the workspace still uses the workspace's own `.git` as its common directory
+/// (a planted `commondir` followed on the host would change it, or break git there).
+fn assert_host_git_unredirected(ws: &TestWorkspace) {
+    assert_eq!(ws.host_sh("git rev-parse --git-common-dir"), ".git\n");
+    assert_eq!(ws.host_sh("git log --format=%s -1"), "init\n");
+}
+
 /// Quarantined copies `NAME.lazaret-quarantine-*` in `dir` (relative to the workspace).
 fn quarantined(ws: &TestWorkspace, dir: &str, name: &str) -> usize {
     ws.host_sh(&format!(
@@ -72,11 +103,12 @@ fn quarantined(ws: &TestWorkspace, dir: &str, name: &str) -> usize {
 
 /// Inside: `echo ../../../<canary> > /workspace/.git/commondir` (relative, as in the report
 /// against `~/.ssh`), hoping the next `lazaret run` bind-mounts the canary dir read-write.
-/// Expected: the end of the planting run renames the file aside and says so; the next run
-/// starts normally and sees nothing of the canary, which is neither read nor written, and no
-/// `hooks` dir is created in it. (Fails on the code before the fix: run 2 read the key.)
+/// Expected: the file lands in the Domain-private git directory, never in the host's `.git`
+/// (nothing to rename aside); host git in the workspace is not redirected; the next run starts
+/// normally and sees nothing of the canary, which is neither read nor written, and no `hooks`
+/// dir is created in it. (Failed on the code before issue #13: run 2 read the key.)
 #[test]
-fn commondir_planted_inside_relative_to_a_home_dir_is_neutralised_and_never_mounted() {
+fn commondir_planted_inside_relative_to_a_home_dir_never_reaches_the_host_nor_is_mounted() {
     let dev = Dev::get();
     let c = canary(&dev);
     let ws = dev.workspace("gs-cd-rel");
@@ -90,12 +122,8 @@ fn commondir_planted_inside_relative_to_a_home_dir_is_neutralised_and_never_moun
         &format!("echo '{rel}' > /workspace/.git/commondir"),
     ]);
     assert_eq!(r.code, Some(0), "{r:?}");
-    assert!(
-        r.stderr.contains("changed a git control file") && r.stderr.contains("commondir"),
-        "the developer was not told: {r:?}"
-    );
-    assert!(ws.host_sh("ls -A .git").lines().all(|l| l != "commondir"));
-    assert_eq!(quarantined(&ws, ".git", "commondir"), 1);
+    assert_host_git_lacks(&ws, "commondir");
+    assert_host_git_unredirected(&ws);
     let r = ws.run(&["sh", "-c", &try_canary(&c)]);
     assert_eq!(r.code, Some(0), "{r:?}");
     assert!(
@@ -178,10 +206,11 @@ fn a_changed_gitdir_pointer_is_refused() {
 
 /// Inside: `printf '[core]\n\tfsmonitor = "touch …"\n' > /workspace/.git/config.worktree` —
 /// inert while extensions.worktreeConfig is off, active on the host once the developer runs
-/// `git sparse-checkout init` (which turns the extension on). Expected: renamed aside at the
-/// end of the run; after the developer enables the extension, host `git status` runs nothing.
+/// `git sparse-checkout init` (which turns the extension on). Expected: the file lands in the
+/// Domain-private git directory, the host's `.git` never holds it; after the developer enables
+/// the extension, host `git status` runs nothing; the next run starts.
 #[test]
-fn config_worktree_without_the_extension_is_renamed_aside() {
+fn config_worktree_planted_inside_never_reaches_the_hosts_git() {
     let dev = Dev::get();
     let ws = dev.workspace("gs-cfgwt");
     let marker = ws.path.join("FSMONITOR_RAN");
@@ -191,10 +220,12 @@ fn config_worktree_without_the_extension_is_renamed_aside() {
     );
     let r = ws.run(&["sh", "-c", &script]);
     assert_eq!(r.code, Some(0), "{r:?}");
-    assert!(r.stderr.contains("config.worktree"), "{r:?}");
-    assert_eq!(quarantined(&ws, ".git", "config.worktree"), 1);
+    assert_host_git_lacks(&ws, "config.worktree");
     ws.host_sh("git config extensions.worktreeConfig true && git status --short >/dev/null");
     assert!(!marker.exists(), "the planted fsmonitor ran on the host");
+    assert_eq!(ws.host_sh("git config --get core.fsmonitor || true"), "");
+    let r = ws.run(&["true"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
     ws.assert_nothing_left();
 }
 
@@ -213,11 +244,17 @@ fn config_worktree_left_by_a_killed_run_is_refused() {
 
 /// Inside: `echo <another repo>/.git/objects > /workspace/.git/objects/info/alternates`, so
 /// that host git (gc, repack) copies that repository's objects into the workspace. Expected:
-/// renamed aside at the end of the run; the same file left by a killed run is refused.
+/// the file lands in the Domain-private git directory: the host's `.git` never holds it and
+/// host git in the workspace cannot see the other repository's objects; the next run starts.
+/// The same file written on the host (left by a killed run of the list-based design) is
+/// still refused at the next start.
 #[test]
-fn alternates_to_outside_the_repository_are_neutralised_and_refused() {
+fn alternates_to_outside_planted_inside_never_reach_the_host_and_a_host_one_is_refused() {
     let dev = Dev::get();
     let other = dev.workspace("gs-alt-other");
+    let theirs = other.host_sh(&format!(
+        "{GIT} commit -q --allow-empty -m other-only && git rev-parse HEAD"
+    ));
     let ws = dev.workspace("gs-alt");
     let line = format!("{}/.git/objects", other.path.display());
     let r = ws.run(&[
@@ -226,8 +263,17 @@ fn alternates_to_outside_the_repository_are_neutralised_and_refused() {
         &format!("echo '{line}' > /workspace/.git/objects/info/alternates"),
     ]);
     assert_eq!(r.code, Some(0), "{r:?}");
-    assert!(r.stderr.contains("alternates"), "{r:?}");
-    assert_eq!(quarantined(&ws, ".git/objects/info", "alternates"), 1);
+    assert_host_git_lacks(&ws, "objects/info/alternates");
+    assert_eq!(
+        ws.host_sh(&format!(
+            "git cat-file -e {} 2>/dev/null && echo borrowed || echo absent",
+            theirs.trim()
+        )),
+        "absent\n",
+        "host git reads the other repository's objects"
+    );
+    let r = ws.run(&["true"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
     ws.host_sh(&format!("echo '{line}' > .git/objects/info/alternates"));
     let r = ws.run(&["true"]);
     assert_refused(&r, &ws, "alternates");
@@ -235,11 +281,13 @@ fn alternates_to_outside_the_repository_are_neutralised_and_refused() {
 }
 
 /// Inside: a new linked-worktree admin dir `/workspace/.git/worktrees/evil` whose `commondir`
-/// points to the canary (and, left by a killed run, the same in the admin dir of the
-/// developer's real worktree). Expected: renamed aside at the end of the run; the changed admin
-/// dir of the real worktree is refused at the next start as invalid.
+/// points to the canary (and, left by a killed run of the list-based design, the same in the
+/// admin dir of the developer's real worktree). Expected: the admin dir lands in the
+/// Domain-private git directory — the host's `.git/worktrees` holds only the developer's
+/// worktree and host git lists no other; the changed admin dir of the real worktree, written
+/// on the host, is refused at the next start as invalid.
 #[test]
-fn commondir_in_a_worktree_admin_dir_is_neutralised_and_refused() {
+fn commondir_in_a_worktree_admin_dir_never_reaches_the_host_and_a_host_one_is_refused() {
     let dev = Dev::get();
     let c = canary(&dev);
     let ws = dev.workspace("gs-admin");
@@ -252,8 +300,13 @@ fn commondir_in_a_worktree_admin_dir_is_neutralised_and_refused() {
     );
     let r = ws.run(&["sh", "-c", &script]);
     assert_eq!(r.code, Some(0), "{r:?}");
-    assert!(r.stderr.contains("worktrees/evil/commondir"), "{r:?}");
-    assert_eq!(quarantined(&ws, ".git/worktrees/evil", "commondir"), 1);
+    assert_host_git_lacks(&ws, "worktrees/evil");
+    let name = ws.host_sh(&format!("basename '{wt}'"));
+    assert_eq!(ws.host_sh("ls -A .git/worktrees"), name);
+    assert_eq!(
+        ws.host_sh("git worktree list --porcelain | grep -c '^worktree '"),
+        "2\n"
+    );
     ws.host_sh(&format!(
         "echo '{}' > .git/worktrees/$(basename '{wt}')/commondir",
         c.path.display()
@@ -296,29 +349,36 @@ fn host_git_after_the_run_does_not_follow_a_planted_commondir() {
 
 /// Inside: `echo <canary> > /workspace/.git/commondir`, then keep running — host git run
 /// meanwhile (the developer's other terminal, a shell prompt) would follow it. Expected: while
-/// the sandbox still runs, the file is renamed aside (the session's watch, woken by inotify), and
-/// the developer is told once when the command ends.
+/// the sandbox still runs, the host's `.git` holds no `commondir` and host git there is not
+/// redirected (the file is the Domain-private git directory's); at the end nothing is renamed
+/// aside and the developer is not told of any planted control file; the canary is untouched.
 #[test]
-fn commondir_planted_during_a_long_run_is_renamed_aside_while_it_runs() {
+fn commondir_planted_during_a_long_run_never_reaches_the_hosts_git_while_it_runs() {
     let dev = Dev::get();
     let c = canary(&dev);
     let ws = dev.workspace("gs-watch");
     let script = format!(
-        "echo '{}' > /workspace/.git/commondir; sleep 2; \
-         ls -A /workspace/.git | grep -c '^commondir$' | sed 's/^/present=/'",
+        "echo '{}' > /workspace/.git/commondir; \
+         ls -A /workspace/.git | grep -c '^commondir$' > /workspace/planted; {HOLD}",
         c.path.display()
     );
-    let r = ws.run(&["sh", "-c", &script]);
-    assert!(
-        r.stdout.contains("present=0"),
-        "still there while running: {r:?}"
-    );
-    assert_eq!(
-        r.stderr.matches("changed a git control file").count(),
-        1,
-        "{r:?}"
-    );
-    assert_eq!(quarantined(&ws, ".git", "commondir"), 1);
+    let child = ws.spawn(&["sh", "-c", &script]);
+    let planted = wait_for(Duration::from_secs(120), || {
+        std::fs::read_to_string(ws.path.join("planted"))
+            .ok()
+            .filter(|s| s.ends_with('\n'))
+    });
+    // Planted inside (the sandbox sees its own file), absent on the host while it runs.
+    assert_eq!(planted.as_deref(), Some("1\n"), "the plant did not happen");
+    assert_host_git_lacks(&ws, "commondir");
+    assert_host_git_unredirected(&ws);
+    ws.host_sh("git status --short >/dev/null");
+    assert_canary_untouched(&c);
+    ws.release();
+    let r = finish(child);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(!r.stderr.contains("changed a git control file"), "{r:?}");
+    assert_host_git_lacks(&ws, "commondir");
     assert_canary_untouched(&c);
     ws.assert_nothing_left();
 }
@@ -446,53 +506,103 @@ fn developer_layouts_needing_trust_work_after_accept() {
 
 /// Inside: `git init /workspace/sub` and a `core.fsmonitor` in its config — a nested
 /// repository whose configuration host git obeys when the developer works in `sub` after the
-/// session. Expected: the end of the run says where it is and not to run git there unchecked.
+/// session. Expected: the end of the run moves `sub/.git` into the host's
+/// `.git/lazaret-quarantine` (a `.origin` file beside it names where it was; its content is
+/// kept) and says so; `sub` holds no `.git` on the host, so host git there runs nothing of the
+/// sandbox's; the next run does not repeat the message.
 #[test]
-fn a_nested_repository_created_inside_is_reported() {
+fn a_nested_repository_created_inside_is_moved_to_the_quarantine() {
     let dev = Dev::get();
     let ws = dev.workspace("gs-nested");
-    let script = "set -e; git init -q /workspace/sub; \
-                  printf '[core]\\n\\tfsmonitor = evil\\n' >> /workspace/sub/.git/config";
-    let r = ws.run(&["sh", "-c", script]);
+    let marker = ws.path.join("FSMONITOR_RAN");
+    let script = format!(
+        "set -e; git init -q /workspace/sub; \
+         printf '[core]\\n\\tfsmonitor = \"touch {m}; false\"\\n' >> /workspace/sub/.git/config",
+        m = marker.display()
+    );
+    let r = ws.run(&["sh", "-c", &script]);
     assert_eq!(r.code, Some(0), "{r:?}");
+    let at = ws.path.join("sub/.git").display().to_string();
     assert!(
-        r.stderr.contains("a repository appeared at") && r.stderr.contains("sub/.git"),
+        r.stderr
+            .contains(&format!("the sandbox made the repository {at}"))
+            && r.stderr.contains("Moved it to")
+            && r.stderr.contains("nothing is lost"),
         "{r:?}"
     );
-    assert!(r.stderr.contains("do not run git there"), "{r:?}");
+    assert_eq!(
+        ws.host_sh("ls -A sub"),
+        "",
+        "sub/.git is still in the worktree"
+    );
+    let moved = ws.host_sh("ls .git/lazaret-quarantine | grep -v '[.]origin$'");
+    assert_eq!(moved.lines().count(), 1, "{moved}");
+    let q = format!(".git/lazaret-quarantine/{}", moved.trim());
+    assert!(
+        r.stderr.contains(&ws.path.join(&q).display().to_string()),
+        "{r:?}"
+    );
+    assert_eq!(ws.host_sh(&format!("cat '{q}.origin'")), format!("{at}\n"));
+    assert!(
+        ws.host_sh(&format!("cat '{q}/config'"))
+            .contains("fsmonitor"),
+        "the moved repository lost its content"
+    );
+    let _ = ws.dev.sh(&format!(
+        "cd '{}/sub' && git status --short >/dev/null 2>&1",
+        ws.path.display()
+    ));
+    assert!(!marker.exists(), "host git ran the sandbox's fsmonitor");
     // Told once: the next run does not repeat it.
     let r = ws.run(&["true"]);
-    assert!(!r.stderr.contains("a repository appeared"), "{r:?}");
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(
+        !r.stderr.contains("the sandbox made the repository"),
+        "{r:?}"
+    );
     ws.assert_nothing_left();
 }
 
 /// The developer has a nested repository `vendor/lib` committed as a gitlink in the workspace
-/// repository (its `.git` is a directory inside the working tree, so no mount protects its
-/// config). Inside: add a `core.fsmonitor` to `/workspace/vendor/lib/.git/config` and touch a
-/// file there — the developer's next plain `git status` in the workspace enters the gitlink and
-/// runs it. Expected: at the end of the run that config is renamed aside and the developer told;
-/// host `git status` in the workspace runs nothing.
+/// repository (its `.git` is a directory inside the working tree). Inside: add a
+/// `core.fsmonitor` to `/workspace/vendor/lib/.git/config` and touch a file there — the
+/// developer's next plain `git status` in the workspace enters the gitlink and runs it.
+/// Expected: the developer's nested `.git` is hidden from the sandbox (the write goes to a
+/// tmpfs), so its config on the host is byte-for-byte unchanged; the repository stays where
+/// it is (it is the developer's: not moved, nothing reported); the touched file reaches the
+/// host; host `git status` in the workspace and in `vendor/lib` runs nothing.
 #[test]
-fn a_nested_repository_config_rewritten_inside_is_renamed_aside() {
+fn a_developers_nested_repository_config_rewritten_inside_never_reaches_the_host() {
     let dev = Dev::get();
     let ws = dev.workspace("gs-gitlink");
     ws.host_sh(&format!(
         "set -e; git init -q vendor/lib; {GIT} -C vendor/lib commit -q --allow-empty -m lib; \
          git add vendor/lib 2>/dev/null; {GIT} commit -qm 'vendor lib'"
     ));
+    let before = ws.host_sh("cat vendor/lib/.git/config; ls -A vendor/lib/.git");
     let marker = ws.path.join("FSMONITOR_RAN");
     let script = format!(
-        "set -e; printf '[core]\\n\\tfsmonitor = \"touch {m}; false\"\\n' \
+        "printf '[core]\\n\\tfsmonitor = \"touch {m}; false\"\\n' \
          >> /workspace/vendor/lib/.git/config; touch /workspace/vendor/lib/dirty",
         m = marker.display()
     );
     let r = ws.run(&["sh", "-c", &script]);
     assert_eq!(r.code, Some(0), "{r:?}");
-    assert!(r.stderr.contains("of the nested repository"), "{r:?}");
-    assert_eq!(quarantined(&ws, "vendor/lib/.git", "config"), 1);
+    assert_eq!(
+        ws.host_sh("cat vendor/lib/.git/config; ls -A vendor/lib/.git"),
+        before,
+        "the sandbox changed the developer's nested repository: {r:?}"
+    );
+    assert!(!r.stderr.contains("Moved it to"), "{r:?}");
+    assert_eq!(
+        ws.host_sh("ls -d .git/lazaret-quarantine 2>/dev/null | wc -l"),
+        "0\n"
+    );
+    assert!(ws.path.join("vendor/lib/dirty").exists(), "{r:?}");
     let _ = ws.dev.sh(&format!(
-        "cd '{}' && git status --short >/dev/null 2>&1",
-        ws.path.display()
+        "cd '{p}' && git status --short >/dev/null 2>&1; \
+         cd '{p}/vendor/lib' && git status --short >/dev/null 2>&1",
+        p = ws.path.display()
     ));
     assert!(
         !marker.exists(),

@@ -113,7 +113,8 @@ impl Boundary {
         let script = format!(
             "set -e; D=\"$1\"; fresh=0; \
              if [ ! -f \"$D/HEAD\" ]; then GIT_DIR=\"$D\" git init -q --object-format=\"$2\"; \
-             fresh=1; fi; C=\"{GIT} --git-dir=$D config\"; $C core.bare false; \
+             fresh=1; fi; rm -f \"$D/commondir\"; C=\"{GIT} --git-dir=$D config\"; \
+             $C core.bare false; \
              mkdir -p \"$D/objects/info\"; echo {obj} > \"$D/objects/info/alternates\"; \
              $C core.checkStat minimal; $C core.trustctime false; \
              $C core.logAllRefUpdates true; \

@@ -102,10 +102,11 @@ impl Entry {
         if status.success() && stdout.len() <= MAX_OUTPUT {
             return Ok(stdout);
         }
-        let said = String::from_utf8_lossy(&stderr[..stderr.len().min(600)]);
+        let said = String::from_utf8_lossy(&stderr[..stderr.len().min(4096)]);
+        let last = said.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("");
         Err(format!(
             "git inside the sandbox failed ({status}): {}",
-            super::printable(said.trim())
+            super::printable(last.trim())
         ))
     }
 }
