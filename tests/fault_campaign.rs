@@ -1537,3 +1537,104 @@ fn a_killed_runsc_sandbox_is_reported_as_the_sandbox_stopping_not_as_the_command
     assert_eq!(next.code, Some(0), "{next:?}");
     ws.wait_torn_down();
 }
+
+/// The two sides' branches, tags and `HEAD` as one text: the host's (`host`), or printed inside.
+const REFS: &str = "git for-each-ref --format='%(objectname) %(refname)' refs/heads refs/tags; \
+                    git symbolic-ref -q HEAD || git rev-parse HEAD";
+
+/// The git boundary killed at any moment (issue #30): SIGKILL of the coordinator while its
+/// rounds carry an agent's commits, at random moments, and the boundary's own kill point between
+/// the host's transaction and the sandbox's (in the coordinator's first round and in the CLI's
+/// last). Each time both repositories stay valid (`git fsck` on the host and inside), the next
+/// start converges (the same branches, tags and `HEAD` on both sides), and every commit the
+/// agent made reached the host.
+#[test]
+fn a_git_boundary_killed_at_any_moment_leaves_both_repositories_valid_and_converges() {
+    let dev = Dev::get();
+    let ws = dev.workspace("fault-git");
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64);
+    println!("git boundary faults: seed {seed}");
+    let mut rng = seed;
+    let mut next = || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let mut made: Vec<String> = Vec::new();
+    let check = |made: &[String], what: &str| {
+        let fsck = ws.host_sh("git fsck --no-dangling >/dev/null 2>&1 && echo ok || echo BROKEN");
+        assert_eq!(fsck, "ok\n", "{what}: the host repository is broken");
+        let r = ws.run(&[
+            "sh",
+            "-c",
+            &format!("git fsck --no-dangling >/dev/null 2>&1 || echo BROKEN; {REFS}"),
+        ]);
+        assert_eq!(r.code, Some(0), "{what}: {r:?}");
+        let host = ws.host_sh(REFS);
+        assert_eq!(
+            r.stdout, host,
+            "{what}: the two sides did not converge: {r:?}"
+        );
+        let log = ws.host_sh("git log --all --format=%s");
+        for m in made {
+            assert!(
+                log.lines().any(|l| l == m),
+                "{what}: the agent's commit {m} never reached the host"
+            );
+        }
+        ws.wait_torn_down();
+    };
+    // 1. The kill point between the two sides, in every boundary process of a run (after a
+    //    first run made the private directory, so the round that carries k0 is the first
+    //    with anything to do).
+    assert_eq!(ws.run(&["true"]).code, Some(0));
+    ws.wait_torn_down();
+    let r = ws.run_with_env(
+        &["LAZARET_TEST_KILL_AT=git-boundary-between-sides"],
+        &[
+            "sh",
+            "-c",
+            "git -c user.name=a -c user.email=b commit -q --allow-empty -m k0",
+        ],
+    );
+    println!("kill point run: {:?}", r.code);
+    made.push("k0".into());
+    let _ = dev.sh(&format!(
+        "pkill -9 -f -- '__coordinator .*{}' || true",
+        ws.path.display()
+    ));
+    ws.host_sh("git -c user.name=d -c user.email=d@l commit -q --allow-empty -m dev0");
+    check(&made, "after the kill point");
+    // 2. SIGKILL of the coordinator at random moments of an agent's commit loop.
+    for trial in 0..3 {
+        let n = 20;
+        let loop_ = format!(
+            "for i in $(seq {n}); do git -c user.name=a -c user.email=b commit -q --allow-empty -m t{trial}-$i \
+             && echo t{trial}-$i; git branch -f b{trial} HEAD; sleep 0.1; done; sleep 30"
+        );
+        let child = ws.spawn(&["sh", "-c", &loop_]);
+        let at = Duration::from_millis(800 + next() % 2500);
+        std::thread::sleep(at);
+        let coordinators: Vec<u32> = support::processes_matching("__coordinator")
+            .into_iter()
+            .filter(|(_, c)| c.contains(&ws.path.display().to_string()))
+            .map(|(p, _)| p)
+            .collect();
+        for pid in &coordinators {
+            kill(*pid);
+        }
+        let run = support::finish(child);
+        let before = made.len();
+        made.extend(run.stdout.lines().map(str::to_owned));
+        println!(
+            "trial {trial}: coordinator killed after {at:?} ({coordinators:?}), cli {:?}, {} agent commits made",
+            run.code,
+            made.len() - before
+        );
+        check(&made, &format!("trial {trial}"));
+    }
+    ws.assert_nothing_left();
+}
