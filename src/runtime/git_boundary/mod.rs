@@ -68,6 +68,9 @@ pub struct Boundary {
     pub entry: Entry,
     state: PathBuf,
     log: PathBuf,
+    /// The directories of the references the sandbox listed last (relative to its git
+    /// directory, e.g. `refs/heads/feature`): what the watch adds.
+    pub seen_dirs: std::sync::Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>,
 }
 
 impl Boundary {
@@ -79,6 +82,7 @@ impl Boundary {
             entry: Entry::of(domain),
             state: mounts::state_dir(domain),
             log: domain.runtime_dir.join(LOG),
+            seen_dirs: Default::default(),
         })
     }
 
@@ -186,6 +190,17 @@ impl Boundary {
         };
         let mut sandbox = refs::parse_listing(&listing)
             .map_err(|e| format!("the sandbox's references were refused: {e}"))?;
+        if let Ok(mut dirs) = self.seen_dirs.lock() {
+            dirs.clear();
+            dirs.extend(
+                sandbox
+                    .refs
+                    .keys()
+                    .chain(host_refs.refs.keys())
+                    .filter_map(|n| n.rsplit_once('/').map(|(d, _)| d.to_owned()))
+                    .take(watch::MAX_DIRS),
+            );
+        }
         if sandbox.refs.is_empty() && !base.refs.is_empty() {
             // The private directory lost every reference (removed, re-initialised): it is
             // brought level with the host, never the other way round.

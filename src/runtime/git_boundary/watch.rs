@@ -1,7 +1,10 @@
 //! When rounds run while the sandbox does (the coordinator's thread): soon after either side's
 //! references may have changed, as inotify says — events only; no file or directory of the
-//! private directory is opened — and at least every [`SAFETY_ROUND`] for changes no watch
-//! sees (a branch in a namespaced directory made after the watch was set).
+//! private directory is opened. What is watched: each git directory's top (`HEAD`,
+//! `packed-refs`, `index`), `refs/heads`, `refs/tags`, `refs/remotes`, and the directories of
+//! the references the last round listed (`refs/heads/feature` for `refs/heads/feature/x`;
+//! at most [`MAX_DIRS`]). A round runs at least every [`SAFETY_ROUND`] for what no watch sees
+//! (a reference in a directory made since the last round).
 
 use super::Boundary;
 use crate::wake::WakeFlag;
@@ -15,7 +18,9 @@ const SETTLE: Duration = Duration::from_millis(40);
 /// Least time between two rounds.
 const MIN_GAP: Duration = Duration::from_millis(150);
 /// A round at least this often.
-pub const SAFETY_ROUND: Duration = Duration::from_secs(30);
+pub const SAFETY_ROUND: Duration = Duration::from_secs(120);
+/// Most reference directories watched besides the fixed ones.
+pub const MAX_DIRS: usize = 512;
 
 fn mask() -> AddWatchFlags {
     AddWatchFlags::IN_CREATE
@@ -56,9 +61,16 @@ pub fn run(boundary: &Boundary, private: &Path, stop: &WakeFlag) {
         boundary.layout.common_dir.clone(),
     ];
     let rewatch = |i: &Inotify| {
-        watch_tree(i, private);
-        for d in &host_dirs {
-            watch_tree(i, d);
+        let dirs: Vec<String> = boundary
+            .seen_dirs
+            .lock()
+            .map(|d| d.iter().cloned().collect())
+            .unwrap_or_default();
+        for root in std::iter::once(private).chain(host_dirs.iter().map(|d| d.as_path())) {
+            watch_tree(i, root);
+            for d in &dirs {
+                let _ = i.add_watch(&root.join(d), mask());
+            }
         }
     };
     rewatch(&inotify);
@@ -79,8 +91,10 @@ pub fn run(boundary: &Boundary, private: &Path, stop: &WakeFlag) {
             if since < MIN_GAP {
                 std::thread::sleep(MIN_GAP - since);
             }
+            // Events that arrive while the round runs are kept: a change made meanwhile (the
+            // developer's next commit) needs a round of its own. The round's own writes cost one
+            // more round that finds nothing to do.
             round(boundary);
-            while inotify.read_events().is_ok_and(|e| !e.is_empty()) {}
             last = Instant::now();
             rewatch(&inotify);
         }
