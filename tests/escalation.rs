@@ -9,7 +9,7 @@ use support::{Dev, TestWorkspace};
 
 const RULES: &str = "[profiles.esc]\nextends = \"shell\"\n\
 [[profiles.esc.auto_approve]]\nargv = [\"pwd\"]\n\
-[[profiles.esc.auto_approve]]\nargv = [\"git\", \"status\"]\ntrailing_args = true\n\
+[[profiles.esc.auto_approve]]\nargv = [\"git\", \"log\"]\ntrailing_args = true\n\
 [[profiles.esc.auto_approve]]\nargv = [\"sh\", \"-c\", \"echo to-stderr >&2; exit 7\"]\n";
 
 fn workspace(dev: &Dev, name: &str) -> TestWorkspace {
@@ -27,7 +27,7 @@ fn an_auto_approved_command_runs_on_the_host_in_the_matching_directory() {
         &[
             "sh",
             "-c",
-            "lazaret-escalate -- pwd; echo rc=$?; lazaret-escalate -- git status --short; echo rc=$?; \
+            "lazaret-escalate -- pwd; echo rc=$?; lazaret-escalate -- git log --format=%s -1; echo rc=$?; \
              lazaret-escalate --justification 'show the status code' -- sh -c 'echo to-stderr >&2; exit 7'; echo rc=$?; \
              lazaret-escalate -- ls; echo rc=$?",
         ],
@@ -37,7 +37,7 @@ fn an_auto_approved_command_runs_on_the_host_in_the_matching_directory() {
     let host_sub = format!("{}/sub", ws.path.display());
     assert_eq!(
         r.stdout,
-        format!("{host_sub}\nrc=0\n M file\nrc=0\nrc=7\nrc=240\n"),
+        format!("{host_sub}\nrc=0\nsub\nrc=0\nrc=7\nrc=240\n"),
         "{r:?}"
     );
     assert!(r.stderr.contains("to-stderr"), "{r:?}");

@@ -200,7 +200,8 @@ fn the_last_run_returns_once_the_sandbox_stopped_and_the_rest_goes_after() {
 /// Issue #18: `--linger` keeps the Domain up after its last session, the next `lazaret run`
 /// joins the same sandbox, and once it has lingered without a session it is torn down — with
 /// the Git Sentry's end-of-run check run by the coordinator, because the CLIs returned while
-/// the sandbox still ran (here a process left behind plants `.git/commondir` after they did).
+/// the sandbox still ran (here a process left behind makes a nested repository after they did:
+/// moved to the quarantine by the teardown's check).
 #[test]
 fn a_lingering_domain_is_joined_then_torn_down_with_its_git_sentry_check() {
     let dev = Dev::get();
@@ -213,7 +214,7 @@ fn a_lingering_domain_is_joined_then_torn_down_with_its_git_sentry_check() {
         "sh",
         "-c",
         "echo one > /tmp/mark; \
-         (sleep 1; echo ../../x > /workspace/.git/commondir) >/dev/null 2>&1 &",
+         (sleep 1; mkdir -p /workspace/n && cd /workspace/n && git init -q) >/dev/null 2>&1 &",
     ]);
     assert_eq!(r.code, Some(0), "{r:?}");
     assert_eq!(ws.containers().len(), 2, "the Domain lingers");
@@ -222,10 +223,10 @@ fn a_lingering_domain_is_joined_then_torn_down_with_its_git_sentry_check() {
     assert_eq!(r.stdout, "one\n", "the second run joined the same sandbox");
     ws.wait_torn_down();
     assert!(
-        ws.host_sh("ls -A .git").lines().all(|l| l != "commondir"),
-        "the planted commondir stayed: host git would obey it"
+        ws.host_sh("ls -A n").lines().all(|l| l != ".git"),
+        "the sandbox's repository stayed: host git in n/ would obey it"
     );
-    let quarantined = ws.host_sh("ls -A .git | grep -c '^commondir.lazaret-quarantine-' || true");
+    let quarantined = ws.host_sh("ls -A .git/lazaret-quarantine | grep -vc 'origin$' || true");
     assert_eq!(quarantined.trim(), "1");
     let bad = ws.lazaret(&["run", "--linger", "soon", "--", "true"]);
     assert_eq!(bad.code, Some(2), "{bad:?}");

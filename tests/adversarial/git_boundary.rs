@@ -133,6 +133,7 @@ fn planted_control_files_never_reach_the_hosts_git() {
          printf '[filter \"evil\"]\\n\\tclean = touch %s; cat\\n' \"$C\" > $G/config.worktree; \
          mkdir -p $G/info; echo '* filter=evil' > $G/info/attributes; \
          echo /workspace/evil/objects > $G/objects/info/alternates; \
+         {GIT} replace -f HEAD $({GIT} commit-tree -m replaced HEAD^{{tree}}); \
          printf '#!/bin/sh\\ntouch %s\\n' \"$C\" > $G/hooks/pre-commit 2>/dev/null || true; \
          echo tracked > t.txt; touch -m -d @1000000000 t.txt"
     );

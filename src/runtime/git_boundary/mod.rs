@@ -71,6 +71,8 @@ pub struct Boundary {
     /// The directories of the references the sandbox listed last (relative to its git
     /// directory, e.g. `refs/heads/feature`): what the watch adds.
     pub seen_dirs: std::sync::Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>,
+    /// The sandbox's references not carried, as last told.
+    dropped: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl Boundary {
@@ -83,6 +85,7 @@ impl Boundary {
             state: mounts::state_dir(domain),
             log: domain.runtime_dir.join(LOG),
             seen_dirs: Default::default(),
+            dropped: Default::default(),
         })
     }
 
@@ -190,6 +193,19 @@ impl Boundary {
         };
         let mut sandbox = refs::parse_listing(&listing)
             .map_err(|e| format!("the sandbox's references were refused: {e}"))?;
+        let mut msgs = Vec::new();
+        if let Ok(mut last) = self.dropped.lock() {
+            if *last != sandbox.dropped {
+                if !sandbox.dropped.is_empty() {
+                    msgs.push(format!(
+                        "git boundary: the agent's references {} are not carried (not valid, \
+                         printable-ASCII branch or tag names)",
+                        sandbox.dropped.join(", ")
+                    ));
+                }
+                last.clone_from(&sandbox.dropped);
+            }
+        }
         if let Ok(mut dirs) = self.seen_dirs.lock() {
             dirs.clear();
             dirs.extend(
@@ -206,7 +222,6 @@ impl Boundary {
             // brought level with the host, never the other way round.
             base = Refs::default();
         }
-        let mut msgs = Vec::new();
         let wanted: Vec<Oid> = reconcile::wanted(&host_refs, &sandbox)
             .into_iter()
             .collect();

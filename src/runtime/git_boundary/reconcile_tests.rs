@@ -11,6 +11,7 @@ fn refs(head: &str, list: &[(&str, char)]) -> Refs {
             .map(|(n, c)| (format!("refs/heads/{n}"), oid(*c)))
             .collect(),
         head: Some(Head::Branch(format!("refs/heads/{head}"))),
+        dropped: Vec::new(),
     }
 }
 
@@ -130,6 +131,7 @@ fn deleting_the_host_checked_out_branch_is_refused_and_others_are_kept() {
     let sandbox = Refs {
         refs: Default::default(),
         head: base.head.clone(),
+        dropped: Vec::new(),
     };
     let (mut h, mut s) = (base.clone(), sandbox.clone());
     let p = run(&base, &base, &sandbox);
@@ -192,6 +194,7 @@ fn rounds_converge_after_a_kill_between_the_two_transactions() {
                 .map(|(n, o)| (n.clone(), o.clone()))
                 .collect(),
             head: r.head.clone(),
+            dropped: Vec::new(),
         };
         let again = plan(&base, &listed(&h), &s, &linear, "U");
         apply(&again, &mut h, &mut s);

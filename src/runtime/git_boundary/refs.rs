@@ -50,6 +50,9 @@ pub enum Head {
 pub struct Refs {
     pub refs: BTreeMap<String, Oid>,
     pub head: Option<Head>,
+    /// Names listed that the boundary does not carry (invalid, non-ASCII, another namespace),
+    /// shown escaped: left where they are, and said once.
+    pub dropped: Vec<String>,
 }
 
 impl Refs {
@@ -119,7 +122,10 @@ pub fn parse_listing(bytes: &[u8]) -> Result<Refs, String> {
             .ok_or_else(|| format!("malformed line {line:?}"))?;
         let oid = Oid::parse(oid).ok_or_else(|| format!("malformed object name in {line:?}"))?;
         if !valid_name(name) {
-            return Err(format!("reference name refused: {name:?}"));
+            if out.dropped.len() < 20 {
+                out.dropped.push(super::printable(name));
+            }
+            continue;
         }
         if out.refs.insert(name.to_owned(), oid).is_some() {
             return Err(format!("reference listed twice: {name:?}"));
@@ -163,16 +169,33 @@ mod tests {
     }
 
     #[test]
+    fn names_the_boundary_does_not_carry_are_dropped_escaped() {
+        for bad in [
+            "refs/heads/ma\u{043e}n", // Cyrillic о
+            "refs/heads/a..b",
+            "refs/heads/x.lock",
+            "refs/heads/\x1b[2Jx",
+            "refs/lazaret/x",
+            "refs/heads/-x",
+            "HEADX",
+        ] {
+            let l = format!("{A} refs/heads/ok\n{A} {bad}\nHEAD\n");
+            let r = parse_listing(l.as_bytes()).unwrap_or_default();
+            assert_eq!(r.refs.len(), 1, "{bad:?}");
+            assert_eq!(r.dropped.len(), 1, "{bad:?}");
+            assert!(
+                r.dropped[0]
+                    .bytes()
+                    .all(|b| b.is_ascii_graphic() || b == b' '),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
     fn hostile_listings_are_refused_whole() {
         for bad in [
             format!("{A} refs/heads/main\n"),                      // cut
-            format!("{A} refs/heads/ma\u{043e}n\nHEAD\n"),         // Cyrillic о
-            format!("{A} refs/heads/a..b\nHEAD\n"),                // ..
-            format!("{A} refs/heads/x.lock\nHEAD\n"),              // .lock
-            format!("{A} refs/heads/\x1b[2Jx\nHEAD\n"),            // escape
-            format!("{A} refs/lazaret/x\nHEAD\n"),                 // not mirrored
-            format!("{A} refs/heads/-x\nHEAD\n"),                  // option-like
-            format!("{A} HEAD\nHEAD\n"),                           // not a namespace
             format!("{A} refs/heads/a\n{A} refs/heads/a\nHEAD\n"), // twice
             format!("{A}0 refs/heads/a\nHEAD\n"),                  // 41 digits
             format!("{} refs/heads/a\nHEAD\n", "A".repeat(40)),    // upper case
