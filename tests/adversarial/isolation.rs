@@ -717,7 +717,7 @@ except OSError as e:
 /// Mount points the sandbox may have: its own file systems, the workspace and its Git Sentry
 /// protections, the default profile's State Anchors, podman's files, and Lazaret's control
 /// mounts (Escalation Mailbox, Escalation Client and its clipboard-shim names).
-const ALLOWED_MOUNTS: [&str; 26] = [
+const ALLOWED_MOUNTS: [&str; 25] = [
     "/",
     "/dev",
     "/dev/pts",
@@ -727,9 +727,9 @@ const ALLOWED_MOUNTS: [&str; 26] = [
     "/proc",
     "/tmp",
     "/workspace",
+    // The Domain-private git directory and the host's objects, read-only (issue #30).
     "/workspace/.git",
-    "/workspace/.git/config",
-    "/workspace/.git/hooks",
+    "/run/lazaret/git/objects",
     "/usr",
     "/etc",
     "/var",

@@ -73,6 +73,8 @@ pub struct Boundary {
     pub seen_dirs: std::sync::Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>,
     /// The sandbox's references not carried, as last told.
     dropped: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    /// Whether the last round moved anything (the watch slows down on rounds that do not).
+    pub moved: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Boundary {
@@ -86,6 +88,7 @@ impl Boundary {
             log: domain.runtime_dir.join(LOG),
             seen_dirs: Default::default(),
             dropped: Default::default(),
+            moved: Default::default(),
         })
     }
 
@@ -185,6 +188,10 @@ impl Boundary {
         let host = &self.layout.repo;
         let mut base = self.load_base();
         let host_refs = host.refs()?;
+        // An index that could not follow its HEAD in an earlier round follows now.
+        if let Err(e) = self.follow_pending_index(&host_refs, &mut Vec::new()) {
+            tracing::info!("git boundary: {e}");
+        }
         let listing = match listing {
             Some(l) => l,
             None => self
@@ -296,6 +303,8 @@ impl Boundary {
                 plan.sandbox.push(r);
             }
         }
+        self.moved
+            .store(!plan.is_empty(), std::sync::atomic::Ordering::Relaxed);
         if plan.is_empty() {
             if plan.base != base {
                 self.save_base(&plan.base)?;
@@ -311,14 +320,10 @@ impl Boundary {
             host.set_head(h, "lazaret: git boundary (the agent switched)")?;
         }
         if let Some((before, after)) = &plan.host_index {
-            if !host.follow_index(before.as_ref(), after)? {
-                msgs.push(
-                    "git boundary: what you had staged conflicted with the agent's commit: your \
-                     index now matches the commit (your files are unchanged; `git status` shows \
-                     what differs)"
-                        .into(),
-                );
-            }
+            // Recorded first: if the index cannot follow now (the developer's git holds its
+            // lock, a kill), the next round finishes it.
+            self.save_pending_index(before.as_ref(), after)?;
+            self.follow_pending_index(&host_refs_after(&plan, &host_refs), &mut msgs)?;
         }
         crate::fault::kill_point("git-boundary-between-sides");
         self.apply_inside(&plan)?;
@@ -327,6 +332,41 @@ impl Boundary {
             msgs.push(self.describe(r));
         }
         Ok(self.tell(msgs))
+    }
+
+    fn save_pending_index(&self, before: Option<&Oid>, after: &Oid) -> Result<(), String> {
+        let text = format!(
+            "{} {}\n",
+            before.map_or("-", |o| o.as_str()),
+            after.as_str()
+        );
+        std::fs::write(self.state.join("index-pending"), text)
+            .map_err(|e| format!("recording the host index's follow: {e}"))
+    }
+
+    /// Makes the host index follow `HEAD` as recorded by [`Self::save_pending_index`], when the
+    /// host's `HEAD` (in `host_refs`) still resolves to that commit; drops the record when done
+    /// or outdated.
+    fn follow_pending_index(&self, host_refs: &Refs, msgs: &mut Vec<String>) -> Result<(), String> {
+        let path = self.state.join("index-pending");
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            return Ok(());
+        };
+        let mut words = text.split_whitespace();
+        let before = words.next().and_then(Oid::parse);
+        let after = words.next().and_then(Oid::parse);
+        if let Some(after) = after.filter(|a| host_refs.head_commit() == Some(a)) {
+            if !self.layout.repo.follow_index(before.as_ref(), &after)? {
+                msgs.push(
+                    "git boundary: what you had staged conflicted with the agent's commit: your \
+                     index now matches the commit (your files are unchanged; `git status` shows \
+                     what differs)"
+                        .into(),
+                );
+            }
+        }
+        let _ = std::fs::remove_file(&path);
+        Ok(())
     }
 
     /// The sandbox's side of a plan, in one command inside.
@@ -493,6 +533,21 @@ impl Boundary {
             .and_then(|_| std::fs::rename(&tmp, &path))
             .map_err(|e| format!("saving the git boundary's base: {e}"))
     }
+}
+
+/// The host's references once `plan`'s host side is applied.
+fn host_refs_after(plan: &reconcile::Plan, host: &Refs) -> Refs {
+    let mut r = host.clone();
+    for u in &plan.host {
+        match &u.new {
+            Some(n) => r.refs.insert(u.name.clone(), n.clone()),
+            None => r.refs.remove(&u.name),
+        };
+    }
+    if let Some(h) = &plan.host_head {
+        r.head = Some(h.clone());
+    }
+    r
 }
 
 /// `git update-ref --stdin` commands for `updates`, as one transaction.

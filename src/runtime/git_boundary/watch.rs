@@ -17,6 +17,12 @@ use std::time::{Duration, Instant};
 const SETTLE: Duration = Duration::from_millis(40);
 /// Least time between two rounds.
 const MIN_GAP: Duration = Duration::from_millis(150);
+/// Least time between two rounds while events keep causing rounds that move nothing (more
+/// than [`BUSY_ROUNDS`] in [`BUSY_WINDOW`]): a flood of events from inside costs the host a
+/// round a second, not six.
+const BUSY_GAP: Duration = Duration::from_secs(1);
+const BUSY_ROUNDS: usize = 12;
+const BUSY_WINDOW: Duration = Duration::from_secs(4);
 /// A round at least this often.
 pub const SAFETY_ROUND: Duration = Duration::from_secs(120);
 /// Most reference directories watched besides the fixed ones.
@@ -75,6 +81,7 @@ pub fn run(boundary: &Boundary, private: &Path, stop: &WakeFlag) {
     };
     rewatch(&inotify);
     let mut last = Instant::now();
+    let mut recent: std::collections::VecDeque<Instant> = Default::default();
     while !stop.is_set() {
         stop.wait_with(Some(inotify.as_fd()), SAFETY_ROUND);
         if stop.is_set() {
@@ -87,14 +94,26 @@ pub fn run(boundary: &Boundary, private: &Path, stop: &WakeFlag) {
             std::thread::sleep(SETTLE);
         }
         if any || last.elapsed() >= SAFETY_ROUND {
-            let since = last.elapsed();
-            if since < MIN_GAP {
-                std::thread::sleep(MIN_GAP - since);
+            while recent.front().is_some_and(|t| t.elapsed() > BUSY_WINDOW) {
+                recent.pop_front();
             }
+            let gap = if recent.len() >= BUSY_ROUNDS {
+                BUSY_GAP
+            } else {
+                MIN_GAP
+            };
+            let since = last.elapsed();
+            if since < gap {
+                std::thread::sleep(gap - since);
+            }
+            let started = Instant::now();
             // Events that arrive while the round runs are kept: a change made meanwhile (the
             // developer's next commit) needs a round of its own. The round's own writes cost one
             // more round that finds nothing to do.
             round(boundary);
+            if !boundary.moved.load(std::sync::atomic::Ordering::Relaxed) {
+                recent.push_back(started);
+            }
             last = Instant::now();
             rewatch(&inotify);
         }
