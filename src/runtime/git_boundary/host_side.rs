@@ -111,21 +111,10 @@ impl HostRepo {
         if oids.is_empty() {
             return Ok(Vec::new());
         }
-        let mut child = self
-            .git()
-            .args(["cat-file", "--batch-check=%(objectname)"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("running host git cat-file: {e}"))?;
         let input: String = oids.iter().map(|o| format!("{}\n", o.as_str())).collect();
-        if let Some(mut w) = child.stdin.take() {
-            let _ = w.write_all(input.as_bytes());
-        }
-        let out = child
-            .wait_with_output()
-            .map_err(|e| format!("host git cat-file: {e}"))?;
+        let mut cmd = self.git();
+        cmd.args(["cat-file", "--batch-check=%(objectname)"]);
+        let out = fed(cmd, input.as_bytes(), "cat-file")?;
         let text = String::from_utf8_lossy(&out.stdout);
         Ok(oids
             .iter()
@@ -202,20 +191,9 @@ impl HostRepo {
 
     /// Applies `stdin` (`git update-ref --stdin` commands) as one transaction.
     pub fn update_refs(&self, stdin: &str, why: &str) -> Result<(), String> {
-        let mut child = self
-            .git()
-            .args(["update-ref", "-m", why, "--stdin"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("running host git update-ref: {e}"))?;
-        if let Some(mut w) = child.stdin.take() {
-            let _ = w.write_all(stdin.as_bytes());
-        }
-        let out = child
-            .wait_with_output()
-            .map_err(|e| format!("host git update-ref: {e}"))?;
+        let mut cmd = self.git();
+        cmd.args(["update-ref", "-m", why, "--stdin"]);
+        let out = fed(cmd, stdin.as_bytes(), "update-ref")?;
         if out.status.success() {
             Ok(())
         } else {
@@ -332,27 +310,16 @@ impl HostRepo {
     /// Marks `paths` `skip-worktree` in the index file `index` (flags only; nothing at the
     /// paths is read).
     fn hide_gitlinks(&self, index: &std::path::Path, paths: &[String]) -> Result<(), String> {
-        let mut child = self
-            .git()
-            .env("GIT_INDEX_FILE", index)
+        let mut cmd = self.git();
+        cmd.env("GIT_INDEX_FILE", index)
             .env("GIT_WORK_TREE", &self.work_tree)
             .current_dir(&self.work_tree)
-            .args(["update-index", "--skip-worktree", "-z", "--stdin"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("running host git update-index: {e}"))?;
-        if let Some(mut w) = child.stdin.take() {
-            let list: Vec<u8> = paths
-                .iter()
-                .flat_map(|p| [p.as_bytes(), b"\0"].concat())
-                .collect();
-            let _ = w.write_all(&list);
-        }
-        let out = child
-            .wait_with_output()
-            .map_err(|e| format!("host git update-index: {e}"))?;
+            .args(["update-index", "--skip-worktree", "-z", "--stdin"]);
+        let list: Vec<u8> = paths
+            .iter()
+            .flat_map(|p| [p.as_bytes(), b"\0"].concat())
+            .collect();
+        let out = fed(cmd, &list, "update-index")?;
         if out.status.success() {
             Ok(())
         } else {
@@ -374,6 +341,22 @@ impl HostRepo {
         let bytes = std::fs::read(self.git_dir.join("index")).ok()?;
         (!split && bytes.len() < 512 << 20).then_some(bytes)
     }
+}
+
+/// Runs `cmd` with `input` on its stdin; its stdout and stderr collected.
+fn fed(mut cmd: Command, input: &[u8], what: &str) -> Result<Output, String> {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("running host git {what}: {e}"))?;
+    if let Some(mut w) = child.stdin.take() {
+        let _ = w.write_all(input);
+    }
+    child
+        .wait_with_output()
+        .map_err(|e| format!("host git {what}: {e}"))
 }
 
 /// `ext::` URL running `program args…` (git's ext transport quoting: `%` and space escaped).
