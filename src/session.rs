@@ -361,7 +361,7 @@ impl SessionPlan {
     /// command started (`from`: the boundary log's length then), once, on stderr.
     fn git_boundary_round(&self, from: u64, embedded: bool) {
         if let Some(b) = crate::runtime::git_boundary::Boundary::of(&self.domain) {
-            if let Err(e) = b.round() {
+            if let Err(e) = b.round_if_changed() {
                 tracing::warn!("git boundary: {e}");
                 if !embedded {
                     eprintln!(

@@ -279,7 +279,7 @@ fn run(
         stop.set();
         let _ = thread.join();
         if outcome.is_ok() {
-            if let Err(e) = b.round() {
+            if let Err(e) = b.round_if_changed() {
                 tracing::warn!("git boundary, last round: {e}");
             }
         }
@@ -326,20 +326,40 @@ fn git_boundary_up(
         },
     };
     let b = Boundary::of(domain)?.with_entry(entry);
-    let t = std::time::Instant::now();
-    match b.prepare() {
-        Ok(msgs) => notices.extend(msgs),
-        Err(e) => notices.push(format!(
-            "git boundary: preparing the sandbox's git failed: {e}"
-        )),
+    let prepare = |b: &Boundary| {
+        let t = std::time::Instant::now();
+        let done = b.prepare();
+        tracing::info!(ms = t.elapsed().as_millis() as u64, "git boundary prepared");
+        done.map_err(|e| {
+            let e = format!("git boundary: preparing the sandbox's git failed: {e}");
+            tracing::warn!("{e}");
+            e
+        })
+    };
+    // A new private directory is made, and one behind the host (the developer committed,
+    // fetched or switched since the last run) brought level, before any session can run git in
+    // it. Otherwise it is level already from the host's side, and the round that looks for
+    // agent commits a killed run left runs while the first session starts (what it finds
+    // reaches the developer at the session's end, like any round's).
+    let before_sessions = b.is_fresh() || b.host_moved_since_base();
+    if before_sessions {
+        match prepare(&b) {
+            Ok(msgs) => notices.extend(msgs),
+            Err(e) => notices.push(e),
+        }
     }
-    tracing::info!(ms = t.elapsed().as_millis() as u64, "git boundary prepared");
     let stop = Arc::new(crate::wake::WakeFlag::new());
     let thread = {
         let (b, stop, private) = (b.clone(), stop.clone(), mounts::private_dir(domain));
         std::thread::Builder::new()
             .name("git-boundary".into())
-            .spawn(move || crate::runtime::git_boundary::watch::run(&b, &private, &stop))
+            .spawn(move || {
+                crate::runtime::git_boundary::watch::run(&b, &private, &stop, || {
+                    if !before_sessions {
+                        let _ = prepare(&b);
+                    }
+                })
+            })
             .ok()?
     };
     Some((b, stop, thread))

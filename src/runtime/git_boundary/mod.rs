@@ -66,6 +66,8 @@ pub fn printable(s: &str) -> String {
 pub struct Boundary {
     pub layout: HostLayout,
     pub entry: Entry,
+    /// The private directory's host path (looked at with `stat` only, never opened).
+    private: PathBuf,
     state: PathBuf,
     log: PathBuf,
     /// The directories of the references the sandbox listed last (relative to its git
@@ -84,6 +86,7 @@ impl Boundary {
         Some(Boundary {
             layout,
             entry: Entry::of(domain),
+            private: mounts::private_dir(domain),
             state: mounts::state_dir(domain),
             log: domain.runtime_dir.join(LOG),
             seen_dirs: Default::default(),
@@ -123,14 +126,16 @@ impl Boundary {
         let script = format!(
             "set -e; D=\"$1\"; fresh=0; \
              if [ ! -f \"$D/HEAD\" ]; then GIT_DIR=\"$D\" git init -q --object-format=\"$2\"; \
-             fresh=1; fi; rm -f \"$D/commondir\"; C=\"{GIT} --git-dir=$D config\"; \
-             $C core.bare false; \
+             fresh=1; fi; rm -f \"$D/commondir\"; \
+             C() {{ [ \"$({GIT} --git-dir=$D config --get \"$1\")\" = \"$2\" ] || \
+               {GIT} --git-dir=$D config \"$1\" \"$2\"; }}; \
+             C core.bare false; \
              mkdir -p \"$D/objects/info\"; echo {obj} > \"$D/objects/info/alternates\"; \
-             $C core.checkStat minimal; $C core.trustctime false; \
-             $C core.logAllRefUpdates true; \
-             if [ -n \"$3\" ]; then $C user.name \"$3\"; fi; \
-             if [ -n \"$4\" ]; then $C user.email \"$4\"; fi; \
-             if [ -n \"$5\" ]; then $C diff.ignoreSubmodules all; fi; echo fresh=$fresh; \
+             C core.checkStat minimal; C core.trustctime false; \
+             C core.logAllRefUpdates true; \
+             if [ -n \"$3\" ]; then C user.name \"$3\"; fi; \
+             if [ -n \"$4\" ]; then C user.email \"$4\"; fi; \
+             if [ -n \"$5\" ]; then C diff.ignoreSubmodules all; fi; echo fresh=$fresh; \
              {listing}",
             obj = mounts::SANDBOX_OBJECTS,
             listing = sandbox_side::listing_script()
@@ -149,6 +154,7 @@ impl Boundary {
                 String::new()
             },
         ]);
+        let stamp = self.stamp();
         let out = self.entry.run(&argv, b"", INSIDE_LIMIT)?;
         let (first, listing) = match out.iter().position(|b| *b == b'\n') {
             Some(i) => (&out[..i], out[i + 1..].to_vec()),
@@ -161,6 +167,7 @@ impl Boundary {
             self.save_base(&Refs::default())?;
         }
         let msgs = self.round_locked(Some(listing))?;
+        self.save_stamp(&stamp);
         if !fresh {
             return Ok(msgs);
         }
@@ -180,7 +187,67 @@ impl Boundary {
     /// is told (also appended to the Domain's boundary log).
     pub fn round(&self) -> Result<Vec<String>, String> {
         let _lock = self.lock()?;
-        self.round_locked(None)
+        let stamp = self.stamp();
+        let msgs = self.round_locked(None)?;
+        self.save_stamp(&stamp);
+        Ok(msgs)
+    }
+
+    /// A round unless the private directory's top and reference directories are as the last
+    /// round found them (their `stat`, not their contents): what a command that did no git
+    /// work costs at its end is a few `stat`s, not an exec.
+    pub fn round_if_changed(&self) -> Result<Vec<String>, String> {
+        let _lock = self.lock()?;
+        let stamp = self.stamp();
+        if std::fs::read_to_string(self.state.join("stamp")).is_ok_and(|s| s == stamp) {
+            return Ok(Vec::new());
+        }
+        let msgs = self.round_locked(None)?;
+        self.save_stamp(&stamp);
+        Ok(msgs)
+    }
+
+    /// Whether the host's references differ from what both sides last agreed on (the developer
+    /// committed, fetched or switched since): then the sandbox must follow before a session
+    /// runs git there.
+    pub fn host_moved_since_base(&self) -> bool {
+        self.layout.repo.refs().map_or(true, |h| {
+            h.refs != self.load_base().refs || h.head != self.load_base().head
+        })
+    }
+
+    /// Whether the private directory has never been made a repository (`stat` of its `HEAD`).
+    pub fn is_fresh(&self) -> bool {
+        std::fs::symlink_metadata(self.private.join("HEAD")).is_err()
+    }
+
+    /// Identity and times of the private directory's top and reference directories.
+    fn stamp(&self) -> String {
+        use std::os::unix::fs::MetadataExt;
+        let mut s = String::new();
+        for d in ["", "refs", "refs/heads", "refs/tags", "packed-refs", "HEAD"] {
+            match std::fs::symlink_metadata(self.private.join(d)) {
+                Ok(m) => {
+                    let _ = write!(
+                        s,
+                        "{} {} {}.{} {};",
+                        d,
+                        m.ino(),
+                        m.mtime(),
+                        m.mtime_nsec(),
+                        m.size()
+                    );
+                }
+                Err(_) => {
+                    let _ = write!(s, "{d} -;");
+                }
+            }
+        }
+        s
+    }
+
+    fn save_stamp(&self, stamp: &str) {
+        let _ = std::fs::write(self.state.join("stamp"), stamp);
     }
 
     /// A round; `listing`: the sandbox's references when already listed.

@@ -46,10 +46,11 @@ fn watch_tree(inotify: &Inotify, root: &Path) {
     }
 }
 
-/// Runs rounds until `stop`, each time either side may have changed; `private` is the
-/// private directory's host path, `host_dirs` the host's git directories.
-pub fn run(boundary: &Boundary, private: &Path, stop: &WakeFlag) {
+/// Runs `first` once the watches are set, then rounds until `stop`, each time either side may
+/// have changed; `private` is the private directory's host path.
+pub fn run(boundary: &Boundary, private: &Path, stop: &WakeFlag, first: impl FnOnce()) {
     let Ok(inotify) = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC) else {
+        first();
         tracing::warn!(
             "git boundary: no inotify; rounds every {} s only",
             SAFETY_ROUND.as_secs()
@@ -80,6 +81,8 @@ pub fn run(boundary: &Boundary, private: &Path, stop: &WakeFlag) {
         }
     };
     rewatch(&inotify);
+    // Watched first: what changes while `first` runs (a round) is seen after it.
+    first();
     let mut last = Instant::now();
     let mut recent: std::collections::VecDeque<Instant> = Default::default();
     while !stop.is_set() {
