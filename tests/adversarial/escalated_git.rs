@@ -531,7 +531,7 @@ fn a_working_directory_swapped_for_a_symlink_while_the_prompt_waits_does_not_mov
 }
 
 /// An interactive `lazaret run --profile eg` in tmux target `t`, at the sandbox's shell prompt.
-fn start_session(tmux: &Tmux<'_>, ws: &TestWorkspace) {
+pub(crate) fn start_session(tmux: &Tmux<'_>, ws: &TestWorkspace) {
     let env = ws.env_args().join(" ");
     tmux.type_line(
         "t",

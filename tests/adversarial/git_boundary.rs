@@ -443,3 +443,69 @@ fn no_host_process_opens_git_state_the_sandbox_wrote() {
     );
     ws.assert_nothing_left();
 }
+
+/// Races during an asked prompt: the agent commits, then asks for `git push origin
+/// HEAD:refs/heads/x` (`origin` is the developer's bare repository outside the workspace), and
+/// while the developer reads the card it plants a bare repository named `origin` with a
+/// `pre-receive` hook in the worktree and a legacy remote file `.git/remotes/origin` pointing
+/// there. The card names the developer's URL; approving pushes the agent's commit there (the
+/// boundary brought it across first) and runs nothing the sandbox wrote.
+#[test]
+fn a_push_asked_while_the_sandbox_plants_look_alike_remotes_goes_where_the_card_said() {
+    let dev = Dev::get();
+    let (ws, canary) = setup(&dev, "gb-prompt", &[]);
+    let remote = ws
+        .config_home
+        .as_ref()
+        .map(|h| h.join("remote.git"))
+        .unwrap_or_default();
+    ws.host_sh(&format!(
+        "git init -q --bare '{r}' && git remote add origin '{r}'",
+        r = remote.display()
+    ));
+    let tmux = crate::support::tmux::Tmux::start(
+        &dev,
+        "gbprompt",
+        "t",
+        &ws.path.display().to_string(),
+        200,
+        50,
+    );
+    super::escalated_git::start_session(&tmux, &ws);
+    tmux.type_line(
+        "t",
+        &format!(
+            "{GIT} commit -q --allow-empty -m agent-work; C='{canary}'; \
+             (sleep 1; git init -q --bare /workspace/origin; \
+              printf '#!/bin/sh\\ntouch %s\\n' \"$C\" > /workspace/origin/hooks/pre-receive; \
+              chmod +x /workspace/origin/hooks/pre-receive; mkdir -p /workspace/.git/remotes; \
+              echo 'URL: /workspace/origin' > /workspace/.git/remotes/origin) & \
+             lazaret-escalate -- git push origin HEAD:refs/heads/x; echo rc=$?"
+        ),
+    );
+    let s = tmux.wait_screen("t", "the prompt", |s| {
+        s.contains("the sandbox asks to run a command on the host")
+    });
+    assert!(
+        s.contains(&format!("pushes to {}", remote.display())),
+        "the card names where the push goes: {s}"
+    );
+    std::thread::sleep(Duration::from_millis(2000));
+    tmux.keys("t", "a");
+    let s = tmux.wait_screen("t", "the command's end", |s| {
+        s.lines().any(|l| l.starts_with("rc="))
+    });
+    assert!(s.contains("rc=0"), "{s}");
+    canary_absent(&canary);
+    let pushed = ws.host_sh(&format!(
+        "git -C '{}' log --format=%s -1 x",
+        remote.display()
+    ));
+    assert_eq!(
+        pushed, "agent-work\n",
+        "the agent's commit reached the developer's remote"
+    );
+    tmux.type_line("t", "exit");
+    ws.wait_torn_down();
+    ws.assert_nothing_left();
+}
