@@ -197,11 +197,16 @@ impl Boundary {
     /// round found them (their `stat`, not their contents): what a command that did no git
     /// work costs at its end is a few `stat`s, not an exec.
     pub fn round_if_changed(&self) -> Result<Vec<String>, String> {
-        let _lock = self.lock()?;
-        let stamp = self.stamp();
-        if std::fs::read_to_string(self.state.join("stamp")).is_ok_and(|s| s == stamp) {
+        // Compared before the lock: a round in progress (the start's, the watch's) does not
+        // make a command that did no git work wait. The saved stamp is taken before a round
+        // lists the sandbox, so anything since its listing shows as a difference.
+        let unchanged =
+            || std::fs::read_to_string(self.state.join("stamp")).is_ok_and(|s| s == self.stamp());
+        if unchanged() {
             return Ok(Vec::new());
         }
+        let _lock = self.lock()?;
+        let stamp = self.stamp();
         let msgs = self.round_locked(None)?;
         self.save_stamp(&stamp);
         Ok(msgs)
@@ -221,11 +226,21 @@ impl Boundary {
         std::fs::symlink_metadata(self.private.join("HEAD")).is_err()
     }
 
-    /// Identity and times of the private directory's top and reference directories.
+    /// Identity and times of the private directory's top, its reference directories and the
+    /// directories of the references both sides last agreed on (`refs/heads/feature`).
     fn stamp(&self) -> String {
         use std::os::unix::fs::MetadataExt;
         let mut s = String::new();
-        for d in ["", "refs", "refs/heads", "refs/tags", "packed-refs", "HEAD"] {
+        let fixed =
+            ["", "refs", "refs/heads", "refs/tags", "packed-refs", "HEAD"].map(String::from);
+        let dirs: std::collections::BTreeSet<String> = self
+            .load_base()
+            .refs
+            .keys()
+            .filter_map(|n| n.rsplit_once('/').map(|(d, _)| d.to_owned()))
+            .take(watch::MAX_DIRS)
+            .collect();
+        for d in fixed.iter().chain(dirs.iter()) {
             match std::fs::symlink_metadata(self.private.join(d)) {
                 Ok(m) => {
                     let _ = write!(
