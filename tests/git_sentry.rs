@@ -178,3 +178,31 @@ fn a_symlinked_hooks_dir_is_the_hosts_own_business_and_never_seen_inside() {
     let _ = dev.sh(&format!("rm -rf '{shared}'"));
     ws.assert_nothing_left();
 }
+
+/// What a command did to the agent's references is on the host when `lazaret run` returns —
+/// also a branch in a directory of its own (`feature/…`), whose creation changes no directory
+/// the boundary looks at first; a command that did no git work ends without a round.
+#[test]
+fn references_the_command_moved_are_on_the_host_when_it_returns() {
+    let dev = Dev::get();
+    let ws = dev.workspace("returns");
+    let r = ws.run(&["git", "branch", "feature/a"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert_eq!(
+        ws.host_sh("git branch --list 'feature/*' --format='%(refname:short)'"),
+        "feature/a\n"
+    );
+    let r = ws.run(&[
+        "sh",
+        "-c",
+        &format!("git branch feature/c && {GIT} tag -a -m t v1"),
+    ]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert_eq!(
+        ws.host_sh("git branch --list 'feature/*' --format='%(refname:short)'; git tag"),
+        "feature/a\nfeature/c\nv1\n"
+    );
+    let r = ws.run(&["true"]);
+    assert!(!r.stderr.contains("git boundary"), "{r:?}");
+    ws.assert_nothing_left();
+}
