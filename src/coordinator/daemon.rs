@@ -338,9 +338,9 @@ fn git_boundary_up(
     };
     // A new private directory is made, and one behind the host (the developer committed,
     // fetched or switched since the last run) brought level, before any session can run git in
-    // it. Otherwise it is level already from the host's side, and the round that looks for
-    // agent commits a killed run left runs while the first session starts (what it finds
-    // reaches the developer at the session's end, like any round's).
+    // it. Otherwise it is level already from the host's side; if it changed since the last
+    // round (a killed run's agent commits), the round that carries them runs while the first
+    // session starts (what it finds reaches the developer at the session's end).
     let before_sessions = b.is_fresh() || b.host_moved_since_base();
     if before_sessions {
         match prepare(&b) {
@@ -355,7 +355,9 @@ fn git_boundary_up(
             .name("git-boundary".into())
             .spawn(move || {
                 crate::runtime::git_boundary::watch::run(&b, &private, &stop, || {
-                    if !before_sessions {
+                    // Nothing changed in it since the last round of the last run: it is level,
+                    // configured, and left no agent commit behind.
+                    if !before_sessions && b.changed_since_last_round() {
                         let _ = prepare(&b);
                     }
                 })

@@ -200,9 +200,7 @@ impl Boundary {
         // Compared before the lock: a round in progress (the start's, the watch's) does not
         // make a command that did no git work wait. The saved stamp is taken before a round
         // lists the sandbox, so anything since its listing shows as a difference.
-        let unchanged =
-            || std::fs::read_to_string(self.state.join("stamp")).is_ok_and(|s| s == self.stamp());
-        if unchanged() {
+        if !self.changed_since_last_round() {
             return Ok(Vec::new());
         }
         let _lock = self.lock()?;
@@ -219,6 +217,12 @@ impl Boundary {
         self.layout.repo.refs().map_or(true, |h| {
             h.refs != self.load_base().refs || h.head != self.load_base().head
         })
+    }
+
+    /// Whether the private directory's top or reference directories changed since the last
+    /// round looked (their `stat`, against the stamp that round saved).
+    pub fn changed_since_last_round(&self) -> bool {
+        std::fs::read_to_string(self.state.join("stamp")).map_or(true, |s| s != self.stamp())
     }
 
     /// Whether the private directory has never been made a repository (`stat` of its `HEAD`).
