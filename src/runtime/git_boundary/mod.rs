@@ -24,16 +24,17 @@ pub mod mounts;
 pub mod reconcile;
 pub mod refs;
 pub mod sandbox_side;
+mod state;
+mod tell;
 pub mod watch;
 
+pub use tell::{log_len, log_since};
+
 use self::mounts::HostLayout;
-use self::reconcile::Report;
 use self::refs::{Head, Oid, Refs};
 use self::sandbox_side::{sh, Entry, GIT};
 use crate::domain::Domain;
 use std::fmt::Write as _;
-use std::io::Write as _;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -210,65 +211,6 @@ impl Boundary {
         Ok(msgs)
     }
 
-    /// Whether the host's references differ from what both sides last agreed on (the developer
-    /// committed, fetched or switched since): then the sandbox must follow before a session
-    /// runs git there.
-    pub fn host_moved_since_base(&self) -> bool {
-        self.layout.repo.refs().map_or(true, |h| {
-            h.refs != self.load_base().refs || h.head != self.load_base().head
-        })
-    }
-
-    /// Whether the private directory's top or reference directories changed since the last
-    /// round looked (their `stat`, against the stamp that round saved).
-    pub fn changed_since_last_round(&self) -> bool {
-        std::fs::read_to_string(self.state.join("stamp")).map_or(true, |s| s != self.stamp())
-    }
-
-    /// Whether the private directory has never been made a repository (`stat` of its `HEAD`).
-    pub fn is_fresh(&self) -> bool {
-        std::fs::symlink_metadata(self.private.join("HEAD")).is_err()
-    }
-
-    /// Identity and times of the private directory's top, its reference directories and the
-    /// directories of the references both sides last agreed on (`refs/heads/feature`).
-    fn stamp(&self) -> String {
-        use std::os::unix::fs::MetadataExt;
-        let mut s = String::new();
-        let fixed =
-            ["", "refs", "refs/heads", "refs/tags", "packed-refs", "HEAD"].map(String::from);
-        let dirs: std::collections::BTreeSet<String> = self
-            .load_base()
-            .refs
-            .keys()
-            .filter_map(|n| n.rsplit_once('/').map(|(d, _)| d.to_owned()))
-            .take(watch::MAX_DIRS)
-            .collect();
-        for d in fixed.iter().chain(dirs.iter()) {
-            match std::fs::symlink_metadata(self.private.join(d)) {
-                Ok(m) => {
-                    let _ = write!(
-                        s,
-                        "{} {} {}.{} {};",
-                        d,
-                        m.ino(),
-                        m.mtime(),
-                        m.mtime_nsec(),
-                        m.size()
-                    );
-                }
-                Err(_) => {
-                    let _ = write!(s, "{d} -;");
-                }
-            }
-        }
-        s
-    }
-
-    fn save_stamp(&self, stamp: &str) {
-        let _ = std::fs::write(self.state.join("stamp"), stamp);
-    }
-
     /// A round; `listing`: the sandbox's references when already listed.
     fn round_locked(&self, listing: Option<Vec<u8>>) -> Result<Vec<String>, String> {
         let host = &self.layout.repo;
@@ -420,41 +362,6 @@ impl Boundary {
         Ok(self.tell(msgs))
     }
 
-    fn save_pending_index(&self, before: Option<&Oid>, after: &Oid) -> Result<(), String> {
-        let text = format!(
-            "{} {}\n",
-            before.map_or("-", |o| o.as_str()),
-            after.as_str()
-        );
-        std::fs::write(self.state.join("index-pending"), text)
-            .map_err(|e| format!("recording the host index's follow: {e}"))
-    }
-
-    /// Makes the host index follow `HEAD` as recorded by [`Self::save_pending_index`], when the
-    /// host's `HEAD` (in `host_refs`) still resolves to that commit; drops the record when done
-    /// or outdated.
-    fn follow_pending_index(&self, host_refs: &Refs, msgs: &mut Vec<String>) -> Result<(), String> {
-        let path = self.state.join("index-pending");
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            return Ok(());
-        };
-        let mut words = text.split_whitespace();
-        let before = words.next().and_then(Oid::parse);
-        let after = words.next().and_then(Oid::parse);
-        if let Some(after) = after.filter(|a| host_refs.head_commit() == Some(a)) {
-            if !self.layout.repo.follow_index(before.as_ref(), &after)? {
-                msgs.push(
-                    "git boundary: what you had staged conflicted with the agent's commit: your \
-                     index now matches the commit (your files are unchanged; `git status` shows \
-                     what differs)"
-                        .into(),
-                );
-            }
-        }
-        let _ = std::fs::remove_file(&path);
-        Ok(())
-    }
-
     /// The sandbox's side of a plan, in one command inside.
     fn apply_inside(&self, plan: &reconcile::Plan) -> Result<(), String> {
         if plan.sandbox.is_empty() && plan.sandbox_head.is_none() && plan.sandbox_index.is_none() {
@@ -487,137 +394,6 @@ impl Boundary {
         self.entry
             .run(&argv, transaction(&plan.sandbox).as_bytes(), INSIDE_LIMIT)
             .map(drop)
-    }
-
-    fn describe(&self, r: &Report) -> String {
-        let host = &self.layout.repo;
-        let short = |n: &str| {
-            n.strip_prefix("refs/heads/")
-                .or_else(|| n.strip_prefix("refs/"))
-                .unwrap_or(n)
-                .to_owned()
-        };
-        match r {
-            Report::AgentMoved { name, from, to } => {
-                let what = short(name);
-                match from {
-                    None if name.starts_with("refs/tags/") => {
-                        format!("git boundary: agent created {what} at {}", to.short())
-                    }
-                    None => format!(
-                        "git boundary: agent created branch {what} at {}",
-                        to.short()
-                    ),
-                    Some(f) if host.is_ancestor(f, to) => format!(
-                        "git boundary: agent committed {} commits to {what} (fast-forwarded)",
-                        host.count(Some(f), to).unwrap_or(0)
-                    ),
-                    Some(f) => format!(
-                        "git boundary: agent rewrote {what} ({} → {}); the old commit stays in \
-                         `git reflog {what}`",
-                        f.short(),
-                        to.short()
-                    ),
-                }
-            }
-            Report::AgentDeleted { name, kept } => format!(
-                "git boundary: agent deleted {}; its last commit is kept as {kept}",
-                short(name)
-            ),
-            Report::Diverged { name, kept } => format!(
-                "git boundary: agent branch {} kept under {kept} (your {} moved too): `git log \
-                 {}..{kept}` shows its commits",
-                short(name),
-                short(name),
-                short(name)
-            ),
-            Report::KeptCheckedOut { name } => format!(
-                "git boundary: agent deleted {}, which is checked out here: kept",
-                short(name)
-            ),
-            Report::HostHeadFollowed { to } => match to {
-                Head::Branch(b) => format!(
-                    "git boundary: agent switched to branch {}: your checkout follows",
-                    short(b)
-                ),
-                Head::Detached(o) => format!(
-                    "git boundary: agent detached HEAD at {}: your checkout follows",
-                    o.short()
-                ),
-            },
-        }
-    }
-
-    /// Logs `msgs` and appends them to the Domain's boundary log; returns them.
-    fn tell(&self, msgs: Vec<String>) -> Vec<String> {
-        if msgs.is_empty() {
-            return msgs;
-        }
-        let mut text = String::new();
-        for m in &msgs {
-            tracing::info!("{m}");
-            let _ = writeln!(text, "{}", printable(m));
-        }
-        let _ = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&self.log)
-            .and_then(|mut f| f.write_all(text.as_bytes()));
-        msgs
-    }
-
-    fn lock(&self) -> Result<nix::fcntl::Flock<std::fs::File>, String> {
-        crate::domain::layout::ensure_private_dir(&self.state).map_err(|e| format!("{e:#}"))?;
-        let f = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(self.state.join("lock"))
-            .map_err(|e| format!("the git boundary's lock: {e}"))?;
-        nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusive)
-            .map_err(|(_, e)| format!("the git boundary's lock: {e}"))
-    }
-
-    fn load_base(&self) -> Refs {
-        std::fs::read(self.state.join("base"))
-            .ok()
-            .and_then(|b| refs::parse_listing(&b).ok())
-            .unwrap_or_default()
-    }
-
-    fn save_base(&self, base: &Refs) -> Result<(), String> {
-        let mut text = String::new();
-        for (n, o) in &base.refs {
-            let _ = writeln!(text, "{} {n}", o.as_str());
-        }
-        match &base.head {
-            Some(Head::Branch(b)) => {
-                let _ = writeln!(text, "HEAD {b}");
-            }
-            Some(Head::Detached(o)) => {
-                let _ = writeln!(text, "HEAD {}", o.as_str());
-            }
-            None => text.push_str("HEAD\n"),
-        }
-        let path = self.state.join("base");
-        let tmp = self.state.join("base.tmp");
-        std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(true)
-            .write(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&tmp)
-            .and_then(|mut f| {
-                f.write_all(text.as_bytes())?;
-                f.sync_all()
-            })
-            .and_then(|_| std::fs::rename(&tmp, &path))
-            .map_err(|e| format!("saving the git boundary's base: {e}"))
     }
 }
 
@@ -653,25 +429,4 @@ fn transaction(updates: &[reconcile::Update]) -> String {
     }
     s.push_str("prepare\ncommit\n");
     s
-}
-
-/// Lines of the Domain's boundary log from byte `from` on (what rounds told since then).
-pub fn log_since(domain: &Domain, from: u64) -> Vec<String> {
-    use std::io::{Read, Seek};
-    let Ok(mut f) = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(domain.runtime_dir.join(LOG))
-    else {
-        return Vec::new();
-    };
-    let mut text = String::new();
-    let _ = f.seek(std::io::SeekFrom::Start(from));
-    let _ = f.take(1 << 20).read_to_string(&mut text);
-    text.lines().map(str::to_owned).collect()
-}
-
-/// The boundary log's length now (see [`log_since`]).
-pub fn log_len(domain: &Domain) -> u64 {
-    std::fs::symlink_metadata(domain.runtime_dir.join(LOG)).map_or(0, |m| m.len())
 }
