@@ -94,10 +94,14 @@ pub fn destination(
     };
     let shown = crate::runtime::git_boundary::printable(&url);
     if let Some(path) = local_path(&url, cwd) {
-        if path.starts_with(workspace) {
+        let storage = crate::domain::layout::Layout::from_env()
+            .ok()
+            .map(|l| l.storage_root());
+        if sandbox_writes(&path, workspace, storage.as_deref()) {
             return Some(Err(format!(
-                "the remote {shown} is a repository inside the workspace: a local transport runs \
-                 its hooks and reads its configuration, which the sandbox writes"
+                "the remote {shown} is a repository inside the workspace or Lazaret's storage: a \
+                 local transport runs its hooks and reads its configuration, which the sandbox \
+                 writes"
             )));
         }
     }
@@ -107,6 +111,15 @@ pub fn destination(
         "talks to"
     };
     Some(Ok(format!("git {sub} {verb} {shown}")))
+}
+
+/// Whether the local path `path` (as written, normalised, never resolved) lies where the sandbox
+/// writes: the workspace, or Lazaret's storage (a Domain's private git directory, its Ignored
+/// Workspace State). Judged on the path as written: a symlink the sandbox made in the workspace
+/// is inside it whatever it points to now, and could point elsewhere by the time git opens it;
+/// outside those two places every component is the developer's.
+fn sandbox_writes(path: &Path, workspace: &Path, storage: Option<&Path>) -> bool {
+    path.starts_with(workspace) || storage.is_some_and(|s| path.starts_with(s))
 }
 
 /// The host path a URL names when it is a local repository (a path or `file://`), resolved
@@ -136,7 +149,7 @@ fn local_path(url: &str, cwd: &Path) -> Option<PathBuf> {
             other => out.push(other),
         }
     }
-    Some(std::fs::canonicalize(&out).unwrap_or(out))
+    Some(out)
 }
 
 #[cfg(test)]
@@ -156,6 +169,28 @@ mod tests {
         assert_eq!(sub, "push");
         assert_eq!(remote_operand(args), Some("up"));
         assert_eq!(remote_operand(&v(&["--all"])), None);
+    }
+
+    #[test]
+    fn a_path_is_judged_as_written_never_through_a_symlink() {
+        let t = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let (ws, store) = (t.path().join("ws"), t.path().join("store"));
+        let _ = std::fs::create_dir_all(&ws);
+        let _ = std::fs::create_dir_all(store.join("domains/x/git"));
+        // A symlink the sandbox made, pointing out of the workspace (into a private git dir).
+        let _ = std::os::unix::fs::symlink(store.join("domains/x/git"), ws.join("pd"));
+        let p = local_path("./pd", &ws).unwrap_or_default();
+        assert!(sandbox_writes(&p, &ws, Some(&store)));
+        assert!(sandbox_writes(
+            &store.join("domains/x/git"),
+            &ws,
+            Some(&store)
+        ));
+        assert!(!sandbox_writes(
+            &t.path().join("elsewhere.git"),
+            &ws,
+            Some(&store)
+        ));
     }
 
     #[test]

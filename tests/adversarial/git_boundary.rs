@@ -261,8 +261,13 @@ fn an_approved_push_never_runs_a_sandbox_written_hook() {
             "origin",
             "HEAD",
         ],
+        &["git", "push", "./pd", "HEAD:refs/heads/x"],
     ];
     let (ws, canary) = setup(&dev, "gb-push", rules);
+    // A symlink in the worktree to the Domain's own private git directory on the host (here
+    // the test tells the agent its path): resolved, it lies outside the workspace, but its
+    // hooks are the sandbox's.
+    let private = ws.domain_root().join("git");
     // The hooks are written in a run of their own: one written in the same run can still be
     // open for writing when the host would execute it ("Text file busy").
     let plant = format!(
@@ -270,12 +275,16 @@ fn an_approved_push_never_runs_a_sandbox_written_hook() {
          for d in /workspace/.git/up.git /workspace/up.git /workspace/\u{43e}rigin; do \
            git init -q --bare $d; printf '#!/bin/sh\\ntouch %s\\n' \"$C\" > $d/hooks/pre-receive; \
            chmod +x $d/hooks/pre-receive; done; \
-         mkdir -p /workspace/.git/remotes; echo 'URL: .git/up.git' > /workspace/.git/remotes/upstream"
+         mkdir -p /workspace/.git/remotes; echo 'URL: .git/up.git' > /workspace/.git/remotes/upstream; \
+         printf '#!/bin/sh\ntouch %s\n' \"$C\" > /workspace/.git/hooks/pre-receive; \
+         chmod +x /workspace/.git/hooks/pre-receive; ln -s '{private}' /workspace/pd",
+        private = private.display()
     );
     let r = ws.run(&["sh", "-c", &plant]);
     assert_eq!(r.code, Some(0), "{r:?}");
     let script = format!(
-        "{a}; {b}; {c}; {d}",
+        "{a}; {b}; {c}; {d}; {e}",
+        e = escalate("git push ./pd HEAD:refs/heads/x"),
         a = escalate("git push upstream HEAD:refs/heads/x"),
         b = escalate("git push ./up.git HEAD:refs/heads/x"),
         c = escalate("git push \u{43e}rigin HEAD:refs/heads/x"),
