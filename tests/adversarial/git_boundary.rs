@@ -518,3 +518,42 @@ fn a_push_asked_while_the_sandbox_plants_look_alike_remotes_goes_where_the_card_
     ws.wait_torn_down();
     ws.assert_nothing_left();
 }
+
+/// A developer's repository whose Git directory lies inside the worktree (`.git` a file
+/// `gitdir: .realgit`, as `git init --separate-git-dir` can make it). Inside, `.realgit` is a
+/// path the agent could write: a `core.sshCommand` or a hook there would run with the next
+/// escalated push, the boundary's git or the developer's own. It is hidden inside; the
+/// agent's commit still reaches it through the boundary.
+#[test]
+fn a_git_directory_inside_the_worktree_is_never_the_sandboxs() {
+    let dev = Dev::get();
+    let (ws, canary) = setup(&dev, "gb-realgit", &[]);
+    ws.host_sh("mv .git .realgit && echo 'gitdir: .realgit' > .git");
+    let r = ws.lazaret(&["git-sentry", "accept"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let config = ws.host_sh("cat .realgit/config");
+    let script = format!(
+        "C='{canary}'; printf '[core]\\n\\tsshCommand = touch %s\\n[filter \"evil\"]\\n\\tclean = touch %s\\n' \"$C\" \"$C\" \
+         >> /workspace/.realgit/config; mkdir -p /workspace/.realgit/hooks; \
+         printf '#!/bin/sh\\ntouch %s\\n' \"$C\" > /workspace/.realgit/hooks/post-commit; \
+         chmod +x /workspace/.realgit/hooks/post-commit; echo '* filter=evil' > .gitattributes; \
+         echo seen=$(ls -A /workspace/.realgit | grep -cv hooks); \
+         {GIT} commit -q --allow-empty -m inside && echo committed"
+    );
+    let r = ws.run(&["sh", "-c", &script]);
+    assert!(
+        r.stdout.contains("committed") && r.stdout.contains("seen=1"),
+        "{r:?}"
+    );
+    ws.host_sh(&format!(
+        "echo x > f.txt && {GIT} add f.txt && {GIT} commit -qm host"
+    ));
+    canary_absent(&canary);
+    assert_eq!(
+        ws.host_sh("cat .realgit/config"),
+        config,
+        "the sandbox wrote the host config"
+    );
+    assert_eq!(ws.host_sh("git log --format=%s -1 HEAD~1"), "inside\n");
+    ws.assert_nothing_left();
+}

@@ -129,6 +129,21 @@ pub fn plan(
             "git boundary: .git points at the Domain-private git directory",
         ));
     }
+    // Your git directories are never the sandbox's to see, even when they lie in the worktree
+    // (`gitdir: .realgit`): there they would be files it could rewrite, and host git — the
+    // boundary's, an escalation's, yours — reads them as your repository.
+    let dirs: std::collections::BTreeSet<&PathBuf> =
+        [&layout.repo.git_dir, &layout.common_dir].into();
+    for dir in dirs {
+        if let Ok(rel) = dir.strip_prefix(&domain.workspace.root) {
+            if rel != Path::new(".git") && !rel.as_os_str().is_empty() {
+                mounts.push(SandboxMount::tmpfs(
+                    &ws.join(rel),
+                    "git boundary: your Git directory inside the worktree, hidden",
+                ));
+            }
+        }
+    }
     let mut notes = vec![format!(
         "git boundary: the sandbox has its own git directory; commits and branches cross to {} \
          through the boundary, and nothing the sandbox writes under .git is read on the host",
