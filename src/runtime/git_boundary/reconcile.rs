@@ -125,6 +125,12 @@ pub fn plan(
         .chain(sandbox.refs.keys())
         .collect();
     let kept = |name: &str| format!("refs/lazaret/agent/{stamp}/{}", &name["refs/".len()..]);
+    // The host's new reference keeping `oid` of `name` for the developer.
+    let keep = |name: &str, oid: &Oid| Update {
+        name: kept(name),
+        new: Some(oid.clone()),
+        old: None,
+    };
     for name in names {
         let (b, h, s) = (
             base.refs.get(name),
@@ -152,11 +158,7 @@ pub fn plan(
                 }
                 None => {
                     if let Some(h) = h {
-                        p.host.push(Update {
-                            name: kept(name),
-                            new: Some(h.clone()),
-                            old: None,
-                        });
+                        p.host.push(keep(name, h));
                     }
                     p.reports.push(Report::AgentDeleted {
                         name: name.clone(),
@@ -178,11 +180,7 @@ pub fn plan(
                 }
                 (Some(h), Some(s)) if is_ancestor(s, h) => Some(h.clone()),
                 (_, Some(s)) => {
-                    p.host.push(Update {
-                        name: kept(name),
-                        new: Some(s.clone()),
-                        old: None,
-                    });
+                    p.host.push(keep(name, s));
                     p.reports.push(Report::Diverged {
                         name: name.clone(),
                         kept: kept(name),

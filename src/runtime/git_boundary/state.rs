@@ -14,9 +14,11 @@ impl Boundary {
     /// committed, fetched or switched since): then the sandbox must follow before a session
     /// runs git there.
     pub fn host_moved_since_base(&self) -> bool {
-        self.layout.repo.refs().map_or(true, |h| {
-            h.refs != self.load_base().refs || h.head != self.load_base().head
-        })
+        let base = self.load_base();
+        self.layout
+            .repo
+            .refs()
+            .map_or(true, |h| h.refs != base.refs || h.head != base.head)
     }
 
     /// Whether the private directory's top or reference directories changed since the last
