@@ -207,6 +207,7 @@ mod tests {
                 "-c".into(),
                 "echo \u{1b}]0;owned\u{7} \u{202e}".into(),
             ],
+            program: String::new(),
             cwd: "/workspace/\u{9b}2J".into(),
             host_cwd: "/home/dev/p".into(),
             justification: "trust me\u{1b}[2J".into(),

@@ -229,6 +229,7 @@ fn run(
             rules: profile.auto_approve.clone(),
             image_paste: profile.image_paste(),
             next_model_id: std::sync::atomic::AtomicU64::new(1),
+            ids: Default::default(),
             boundary: boundary.as_ref().map(|(b, _, _)| b.clone()),
         };
         let stop = stop_escalations.clone();

@@ -23,6 +23,10 @@ pub struct Pending<'a> {
     pub req: &'a SignedRequest,
     /// The request in the protocol core.
     pub model: RequestId,
+    /// Its ID as minted by the coordinator (`request_ids`): what the developer decides by.
+    pub shown_id: &'a str,
+    /// The host program `argv[0]` resolved to (empty: none).
+    pub program: &'a str,
     pub keys: &'a SessionKeys,
     /// What the escalation rules decided.
     pub rule: RuleDecision,
@@ -84,10 +88,11 @@ pub fn decide(engine: &Engine, p: &Pending<'_>) -> Verdict {
     let (reply, answer) = std::sync::mpsc::channel();
     let body = &p.req.body;
     let prompt = EscalationPrompt {
-        request_id: body.request_id.clone(),
+        request_id: p.shown_id.to_owned(),
         profile: engine.config.profile.clone(),
         session_id: body.session_id.clone(),
         argv: asked.clone(),
+        program: p.program.to_owned(),
         cwd: body.cwd.clone(),
         host_cwd: p.host_cwd.display().to_string(),
         justification: body.justification.clone(),

@@ -60,6 +60,8 @@ fn prompting() -> (
         let pending = Pending {
             req: &req,
             model: R,
+            shown_id: "r7",
+            program: "/usr/bin/true",
             keys: &keys,
             rule: RuleDecision::Ask,
             host_cwd: std::path::Path::new("/w"),
@@ -79,7 +81,12 @@ fn asked(
     let deadline = Instant::now() + Duration::from_secs(10);
     while Instant::now() < deadline {
         match prompts.try_recv() {
-            Ok(PromptEvent::Ask { reply, .. }) => return reply,
+            Ok(PromptEvent::Ask { reply, prompt }) => {
+                // The developer decides by the coordinator's ID, never the sandbox's file name.
+                assert_eq!(prompt.request_id, "r7");
+                assert_eq!(prompt.program, "/usr/bin/true");
+                return reply;
+            }
             Ok(_) => {}
             Err(_) => std::thread::sleep(Duration::from_millis(5)),
         }

@@ -16,6 +16,7 @@ pub mod remote;
 pub mod removed_files;
 pub mod replay;
 pub mod repository;
+pub mod request_ids;
 pub mod routing;
 pub mod rules;
 pub mod service;

@@ -42,8 +42,17 @@ pub struct Service {
     pub image_paste: bool,
     /// The next request number in the protocol core.
     pub next_model_id: std::sync::atomic::AtomicU64,
+    /// The IDs the developer decides by (never the sandbox's).
+    pub ids: super::request_ids::RequestIds,
     /// The Domain's git boundary (a repository workspace).
     pub boundary: Option<crate::runtime::git_boundary::Boundary>,
+}
+
+/// A request's numbers: in the protocol core, and the ID the developer decides by.
+#[derive(Clone, Copy)]
+struct Ids<'a> {
+    model: RequestId,
+    shown: &'a str,
 }
 
 fn now_ms() -> u64 {
@@ -185,6 +194,10 @@ impl Service {
             });
             return;
         }
+        let shown_id = match self.ids.mint() {
+            Ok(id) => id,
+            Err(e) => return rejected(&format!("minting its request ID: {e}")),
+        };
         let model = self.model_id();
         let assessed = assess::assess(
             &self.workspace,
@@ -213,7 +226,8 @@ impl Service {
         }
         tracing::info!(
             session = %body.session_id,
-            request = %body.request_id,
+            request = %shown_id,
+            mailbox_name = %body.request_id,
             argv = ?body.argv,
             cwd = %body.cwd,
             justification = %body.justification,
@@ -224,7 +238,7 @@ impl Service {
         let kill = self
             .engine
             .edges()
-            .open(model, &body.request_id, session.prompts.clone());
+            .open(model, &shown_id, session.prompts.clone());
         let deadline = Instant::now() + Duration::from_secs(u64::from(body.timeout_secs));
         if self.in_flight.fetch_add(1, Ordering::SeqCst) >= MAX_IN_FLIGHT {
             self.in_flight.fetch_sub(1, Ordering::SeqCst);
@@ -244,7 +258,11 @@ impl Service {
         let protected = protected.clone();
         let done = seen.pending_flag(&body.request_id);
         std::thread::spawn(move || {
-            me.decide_and_run(&req, model, &session, assessed, &protected, deadline, &kill);
+            let ids = Ids {
+                model,
+                shown: &shown_id,
+            };
+            me.decide_and_run(&req, ids, &session, assessed, &protected, deadline, &kill);
             me.in_flight.fetch_sub(1, Ordering::SeqCst);
             done.store(true, Ordering::SeqCst);
         });
@@ -350,7 +368,7 @@ impl Service {
     fn decide_and_run(
         &self,
         req: &SignedRequest,
-        model: RequestId,
+        ids: Ids<'_>,
         keys: &SessionKeys,
         assessed: Assessed,
         protected: &Result<Protected, String>,
@@ -359,6 +377,7 @@ impl Service {
     ) {
         let body = &req.body;
         let id = body.request_id.as_str();
+        let model = ids.model;
         let step = |event| self.engine.escalation_step(event);
         let refused = |why: &str| {
             step(Event::Cancel { request: model });
@@ -390,9 +409,15 @@ impl Service {
                         Some(Ok(note)) => warnings.push(note),
                         None => {}
                     }
+                    let program = match &assessed.exe {
+                        Ok(e) => e.path.display().to_string(),
+                        Err(_) => String::new(),
+                    };
                     let pending = Pending {
                         req,
                         model,
+                        shown_id: ids.shown,
+                        program: &program,
                         keys,
                         rule,
                         host_cwd: &workdir.host_path,

@@ -21,7 +21,7 @@ mod result;
 mod tests;
 
 pub use pending::{DecideAnswer, PendingEscalation};
-pub use prompt::{Decision, EscalationPrompt};
+pub use prompt::{Decision, EscalationPrompt, DIGEST_HEX_LEN};
 pub use request::{request_id_is_valid, RequestBody, SignedRequest};
 pub use result::{EscalationResult, Outcome};
 

@@ -165,6 +165,7 @@ fn a_prompt_waits_once_and_is_withdrawn_once() {
         profile: "default".into(),
         session_id: S1.into(),
         argv: vec!["git".into(), "push".into()],
+        program: String::new(),
         cwd: "/workspace".into(),
         host_cwd: "/home/dev/p".into(),
         justification: String::new(),

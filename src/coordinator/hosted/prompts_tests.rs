@@ -67,6 +67,7 @@ pub(crate) fn prompt(id: &str, session: &str) -> EscalationPrompt {
         profile: "p".into(),
         session_id: session.into(),
         argv: vec!["true".into()],
+        program: String::new(),
         cwd: "/workspace".into(),
         host_cwd: "/w".into(),
         justification: String::new(),

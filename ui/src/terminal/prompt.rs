@@ -324,6 +324,7 @@ mod tests {
                 "push\x1b]52;c;aGk=\x07".into(),
                 "a\u{202e}b".into(),
             ],
+            program: String::new(),
             cwd: "/workspace/\u{9b}2J".into(),
             host_cwd: "/home/dev/p".into(),
             justification: "because\r\nlazaret: approved".into(),

@@ -17,6 +17,7 @@ fn prompt() -> EscalationPrompt {
         profile: "shell".into(),
         session_id: "0123456789abcdef".into(),
         argv: vec!["rm".into(), "-rf".into(), "/home/dev".into()],
+        program: String::new(),
         cwd: "/workspace".into(),
         host_cwd: "/home/dev/p".into(),
         justification: "cleanup".into(),

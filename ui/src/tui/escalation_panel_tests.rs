@@ -9,6 +9,7 @@ fn prompt(id: &str, argv: &[&str]) -> EscalationPrompt {
         profile: "shell".into(),
         session_id: "s".into(),
         argv: argv.iter().map(|s| s.to_string()).collect(),
+        program: String::new(),
         cwd: "/workspace".into(),
         host_cwd: "/h".into(),
         justification: String::new(),

@@ -133,6 +133,7 @@ fn prompt(id: &str, argv: &[&str], cwd: &str, justification: &str) -> Escalation
         profile: "shell".into(),
         session_id: "0123456789abcdef".into(),
         argv: argv.iter().map(|s| s.to_string()).collect(),
+        program: String::new(),
         cwd: cwd.into(),
         host_cwd: cwd.replacen("/workspace", WORKSPACE, 1),
         justification: justification.into(),
