@@ -4,13 +4,13 @@
 //! competes with every other client's: the first decision wins, the others' prompts are
 //! withdrawn and told who decided, and the coordinator logs and traces the decider.
 
-use super::decide_report::{emit, report, Report, EXIT_UNKNOWN, EXIT_USAGE};
-use super::escalations::waiting;
+use super::decide_report::{emit, report, Report, EXIT_CHANGED, EXIT_UNKNOWN, EXIT_USAGE};
+use super::escalations::{waiting, Listed};
 use crate::domain::layout::Layout;
 use clap::Args;
 use lazaret_client::connection;
 use lazaret_client::locate::{self, RunningDomain};
-use lazaret_protocol::escalation::{DecideAnswer, Decision, REQUEST_ID_HEX_LEN};
+use lazaret_protocol::escalation::{DecideAnswer, Decision, DIGEST_HEX_LEN, REQUEST_ID_HEX_LEN};
 
 /// Approve an escalation request (run its command on the host)
 ///
@@ -39,6 +39,11 @@ pub struct ApproveArgs {
     /// Run ARGV instead of the requested command.
     #[arg(long, requires = "argv")]
     pub edit: bool,
+    /// Approve only if the request's command digest is HASH (12 hex digits: `lazaret
+    /// escalations` shows it as `digest …`, its --json as argv_hash). It covers the argv, the
+    /// resolved program and the host directory; any other command is refused (exit 6).
+    #[arg(long, value_name = "HASH")]
+    pub expect_argv_hash: Option<String>,
     /// The command to run instead (with --edit), after `--`.
     #[arg(last = true, value_name = "ARGV", requires = "edit")]
     pub argv: Vec<String>,
@@ -77,16 +82,40 @@ pub fn approve(layout: &Layout, args: ApproveArgs) -> anyhow::Result<i32> {
     } else {
         Decision::Approve {}
     };
-    decide(layout, &args.id, decision, args.json)
+    let ask = Ask {
+        id: &args.id,
+        expect: args.expect_argv_hash.as_deref(),
+        json: args.json,
+    };
+    decide(layout, ask, decision)
 }
 
 pub fn deny(layout: &Layout, args: DenyArgs) -> anyhow::Result<i32> {
-    decide(layout, &args.id, Decision::Deny {}, args.json)
+    let ask = Ask {
+        id: &args.id,
+        expect: None,
+        json: args.json,
+    };
+    decide(layout, ask, Decision::Deny {})
 }
 
-fn decide(layout: &Layout, id: &str, decision: Decision, json: bool) -> anyhow::Result<i32> {
+/// What the developer asked to decide.
+struct Ask<'a> {
+    /// The ID or prefix as typed.
+    id: &'a str,
+    /// The command digest the request must have (`--expect-argv-hash`).
+    expect: Option<&'a str>,
+    json: bool,
+}
+
+fn decide(layout: &Layout, ask: Ask<'_>, decision: Decision) -> anyhow::Result<i32> {
     crate::session::refuse_root()?;
+    let (id, json) = (ask.id, ask.json);
     if let Some(problem) = id_problem(id) {
+        eprintln!("lazaret: {problem}");
+        return Ok(EXIT_USAGE);
+    }
+    if let Some(problem) = ask.expect.and_then(digest_problem) {
         eprintln!("lazaret: {problem}");
         return Ok(EXIT_USAGE);
     }
@@ -97,7 +126,7 @@ fn decide(layout: &Layout, id: &str, decision: Decision, json: bool) -> anyhow::
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let (request_id, domains) = match resolve(&rt, layout, id)? {
+    let (request_id, target, domains) = match resolve(&rt, layout, id)? {
         Ok(found) => found,
         // A usage error (an ambiguous prefix) prints no JSON, like a malformed ID.
         Err(report) if report.code == EXIT_USAGE => {
@@ -106,6 +135,18 @@ fn decide(layout: &Layout, id: &str, decision: Decision, json: bool) -> anyhow::
         }
         Err(report) => return Ok(emit(json, id, None, &DecideAnswer::Unknown {}, report)),
     };
+    // Bound to what was shown: the digest the script expects, the request listed under the
+    // prefix typed.
+    if let Some(refused) = binding_refused(layout, &ask, &request_id, target.as_ref()) {
+        return Ok(emit(
+            json,
+            &request_id,
+            None,
+            &DecideAnswer::Unknown {},
+            refused,
+        ));
+    }
+    let what = target.as_ref().map(|t| what_runs(t, &decision));
     for d in &domains {
         let answer = rt.block_on(async {
             let mut conn = match connection::connect(
@@ -143,7 +184,10 @@ fn decide(layout: &Layout, id: &str, decision: Decision, json: bool) -> anyhow::
         if answer == (DecideAnswer::Unknown {}) {
             continue;
         }
-        let report = report(&request_id, &decision, &answer);
+        let mut report = report(&request_id, &decision, &answer);
+        if let (DecideAnswer::Decided {}, Some(what)) = (&answer, &what) {
+            report.text = format!("{}: {what}", report.text);
+        }
         return Ok(emit(json, &request_id, Some(d), &answer, report));
     }
     let report = report(&request_id, &decision, &DecideAnswer::Unknown {});
@@ -154,6 +198,65 @@ fn decide(layout: &Layout, id: &str, decision: Decision, json: bool) -> anyhow::
         &DecideAnswer::Unknown {},
         report,
     ))
+}
+
+/// What an approval runs (or a denial keeps from running), escaped, for the report.
+fn what_runs(t: &Listed, decision: &Decision) -> String {
+    let command = match decision {
+        Decision::Edit { argv } => crate::terminal::escape::argv(argv),
+        Decision::Approve {} | Decision::Deny {} => t.command.clone(),
+    };
+    format!(
+        "{command} in {} (digest {})",
+        crate::terminal::escape::quoted(&t.host_cwd),
+        t.argv_hash
+    )
+}
+
+/// Why deciding `request_id` would not decide what the developer (or script) was shown.
+fn binding_refused(
+    layout: &Layout,
+    ask: &Ask<'_>,
+    request_id: &str,
+    target: Option<&Listed>,
+) -> Option<Report> {
+    let nothing = "nothing was decided";
+    if let Some(expect) = ask.expect {
+        let Some(t) = target else {
+            return Some(Report {
+                code: EXIT_UNKNOWN,
+                text: format!(
+                    "escalation request {request_id} does not wait for a decision, so its \
+                     command cannot be checked against --expect-argv-hash: {nothing}"
+                ),
+            });
+        };
+        if t.argv_hash != expect {
+            return Some(Report {
+                code: EXIT_CHANGED,
+                text: format!(
+                    "escalation request {request_id} runs {} (digest {}), not the command of \
+                     digest {expect}: {nothing}",
+                    t.command, t.argv_hash
+                ),
+            });
+        }
+    }
+    if ask.id.len() < REQUEST_ID_HEX_LEN {
+        let t = target?;
+        let root = layout.runtime_root().ok()?;
+        let listed = super::listed::recall(&root, crate::coordinator::status::now_unix_ms());
+        if let Err(why) = super::listed::check(ask.id, request_id, &t.argv_hash, &listed) {
+            return Some(Report {
+                code: EXIT_CHANGED,
+                text: format!(
+                    "{why}: {nothing}. Look at it with `lazaret escalations` and decide it by \
+                     its ID"
+                ),
+            });
+        }
+    }
+    None
 }
 
 /// Why `id` cannot be an Escalation Request ID or a prefix of one.
@@ -171,13 +274,14 @@ pub fn id_problem(id: &str) -> Option<String> {
     None
 }
 
-/// The full request ID and the Domains to ask. A full ID goes to every running Domain (the
-/// one that knows it answers); a prefix must name exactly one waiting request.
+/// What to decide: the full request ID, the waiting request it names (when listed), and the
+/// Domains to ask. A full ID goes to every running Domain (the one that knows it answers); a
+/// prefix must name exactly one waiting request.
 fn resolve(
     rt: &tokio::runtime::Runtime,
     layout: &Layout,
     id: &str,
-) -> anyhow::Result<Result<(String, Vec<RunningDomain>), Report>> {
+) -> anyhow::Result<Result<Resolved, Report>> {
     let domains = locate::domains(&layout.runtime_root()?)?;
     if domains.is_empty() {
         return Ok(Err(Report {
@@ -185,23 +289,32 @@ fn resolve(
             text: "no running Domain: no escalation request waits for a decision".into(),
         }));
     }
+    let listed = waiting(rt, layout)?.0;
     if id.len() == REQUEST_ID_HEX_LEN {
-        return Ok(Ok((id.to_owned(), domains)));
+        let target = listed.into_iter().find(|l| l.request_id == id);
+        let domains = match &target {
+            Some(t) => domains
+                .into_iter()
+                .filter(|d| d.status.domain_id == t.domain_id)
+                .collect(),
+            None => domains,
+        };
+        return Ok(Ok((id.to_owned(), target, domains)));
     }
-    let matching: Vec<_> = waiting(rt, layout)?
-        .0
+    let mut matching: Vec<_> = listed
         .into_iter()
         .filter(|l| l.request_id.starts_with(id))
         .collect();
-    match matching.as_slice() {
-        [one] => {
+    match matching.len() {
+        1 => {
+            let one = matching.remove(0);
             let domain = domains
                 .into_iter()
                 .filter(|d| d.status.domain_id == one.domain_id)
                 .collect();
-            Ok(Ok((one.request_id.clone(), domain)))
+            Ok(Ok((one.request_id.clone(), Some(one), domain)))
         }
-        [] => Ok(Err(Report {
+        0 => Ok(Err(Report {
             code: EXIT_UNKNOWN,
             text: format!(
                 "no waiting escalation request starts with {id} (see `lazaret escalations`); a \
@@ -212,12 +325,28 @@ fn resolve(
         more => Ok(Err(Report {
             code: EXIT_USAGE,
             text: format!(
-                "{id} is the start of {} waiting requests' IDs; give more of the ID (see \
-                 `lazaret escalations`)",
-                more.len()
+                "{id} is the start of {more} waiting requests' IDs; give more of the ID (see \
+                 `lazaret escalations`)"
             ),
         })),
     }
+}
+
+/// The full ID, the waiting request it names (if it is listed) and the Domains to ask.
+type Resolved = (String, Option<Listed>, Vec<RunningDomain>);
+
+/// Why `digest` cannot be a command digest.
+fn digest_problem(digest: &str) -> Option<String> {
+    let hex = digest
+        .bytes()
+        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    (digest.len() != DIGEST_HEX_LEN || !hex).then(|| {
+        format!(
+            "{} is not a command digest: those are {DIGEST_HEX_LEN} lowercase hex digits, as \
+             `lazaret escalations` shows them (digest …) and its --json gives them (argv_hash)",
+            crate::terminal::escape::quoted(digest)
+        )
+    })
 }
 
 #[cfg(test)]

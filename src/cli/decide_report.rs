@@ -16,6 +16,10 @@ pub const EXIT_ALREADY_DECIDED: i32 = 4;
 pub const EXIT_ENDED: i32 = 5;
 /// Exit status: the request ID or the edited command is malformed, or the prefix is ambiguous.
 pub const EXIT_USAGE: i32 = 2;
+/// Exit status: nothing was decided because the request is not the one shown: its command
+/// digest differs from `--expect-argv-hash`, or the prefix typed named another request when
+/// `lazaret escalations` listed it.
+pub const EXIT_CHANGED: i32 = 6;
 /// Exit status: Lazaret failed (as for every verb; e.g. the Domain takes no decisions now).
 pub const EXIT_FAILED: i32 = 125;
 

@@ -3,7 +3,7 @@
 //! its socket, as the developer's Client CLI (mutual TLS).
 
 use crate::domain::layout::Layout;
-use crate::terminal::escape::{argv as shown_argv, quoted, visible};
+use crate::terminal::escape::{argv as shown_argv, visible};
 use clap::Args;
 use lazaret_client::connection::{self, DomainAddress};
 use lazaret_client::locate::{self, RunningDomain};
@@ -29,11 +29,17 @@ use serde::Serialize;
 #[command(verbatim_doc_comment)]
 pub struct EscalationsArgs {
     /// Print a JSON array, oldest request first: request_id, domain_id, profile, workspace,
-    /// session_id, argv (exactly as requested), command (argv escaped for display), cwd
-    /// (in the sandbox), host_cwd, justification, warnings, age_secs, seconds_left. Every
-    /// character outside printable ASCII is a \uXXXX escape. Schema: docs/escalation.md.
+    /// session_id, argv (exactly as requested, raw), program (the host program argv[0]
+    /// resolves to, raw; "" for none), argv_hash (the command digest), command (argv escaped
+    /// for display), cwd (in the sandbox), host_cwd, justification, warnings, age_secs,
+    /// seconds_left. Every character outside printable ASCII is a \uXXXX escape of JSON:
+    /// decode it before showing a raw field on a terminal. Schema: docs/escalation.md.
     #[arg(long)]
     pub json: bool,
+    /// Show every field whole (by default each is cut to a head and a tail, saying how many
+    /// bytes were left out).
+    #[arg(long)]
+    pub full: bool,
 }
 
 /// One waiting request, as `--json` prints it (docs/escalation.md). `argv`, `cwd` and
@@ -46,6 +52,8 @@ pub struct Listed {
     pub workspace: std::path::PathBuf,
     pub session_id: String,
     pub argv: Vec<String>,
+    pub program: String,
+    pub argv_hash: String,
     pub command: String,
     pub cwd: String,
     pub host_cwd: String,
@@ -60,6 +68,8 @@ impl Listed {
         let prompt = p.prompt;
         Listed {
             command: shown_argv(&prompt.argv),
+            argv_hash: prompt.digest(),
+            program: prompt.program.clone(),
             request_id: prompt.request_id,
             domain_id: domain.domain_id.as_str().to_owned(),
             profile: domain.profile.clone(),
@@ -124,30 +134,44 @@ pub async fn pending_in(d: &RunningDomain, label: &str) -> anyhow::Result<Vec<Pe
     pending
 }
 
-/// One request for the developer's terminal: every sandbox-chosen string escaped.
-pub fn describe(l: &Listed) -> Vec<String> {
-    let mut lines = vec![
-        format!(
-            "{}  session {}  {} (profile {})  waiting {} s, {} s left",
-            l.request_id,
-            visible(l.session_id.get(..12).unwrap_or(&l.session_id)),
-            l.workspace.display(),
-            l.profile,
-            l.age_secs,
-            l.seconds_left
-        ),
-        format!("    run {}", l.command),
-        format!("    in {} (host: {})", quoted(&l.cwd), visible(&l.host_cwd)),
-    ];
-    if !l.justification.is_empty() {
-        lines.push(format!("    why {}", quoted(&l.justification)));
+/// Text width of a field of the listing (a head and a tail of longer ones).
+const WIDTH: usize = 100;
+
+/// One request for the developer's terminal: the card's fields (warnings first, every
+/// sandbox-chosen string escaped, each cut to a few lines unless `full`).
+pub fn describe(l: &Listed, full: bool) -> Vec<String> {
+    let mut lines = vec![format!(
+        "{}  digest {}  session {}  {} (profile {})  waiting {} s, {} s left",
+        l.request_id,
+        l.argv_hash,
+        visible(l.session_id.get(..12).unwrap_or(&l.session_id)),
+        l.workspace.display(),
+        l.profile,
+        l.age_secs,
+        l.seconds_left
+    )];
+    for f in lazaret_ui::terminal::card_text::fields(&l.prompt(), WIDTH, full) {
+        lines.push(format!("    {:<8} {}", f.label, f.text));
     }
-    lines.extend(
-        l.warnings
-            .iter()
-            .map(|w| format!("    warning: {}", visible(w))),
-    );
     lines
+}
+
+impl Listed {
+    /// The prompt this listing entry was made of (for the card's fields).
+    fn prompt(&self) -> lazaret_protocol::escalation::EscalationPrompt {
+        lazaret_protocol::escalation::EscalationPrompt {
+            request_id: self.request_id.clone(),
+            profile: self.profile.clone(),
+            session_id: self.session_id.clone(),
+            argv: self.argv.clone(),
+            program: self.program.clone(),
+            cwd: self.cwd.clone(),
+            host_cwd: self.host_cwd.clone(),
+            justification: self.justification.clone(),
+            timeout_secs: self.seconds_left,
+            warnings: self.warnings.clone(),
+        }
+    }
 }
 
 pub fn execute(layout: &Layout, args: EscalationsArgs) -> anyhow::Result<i32> {
@@ -156,6 +180,19 @@ pub fn execute(layout: &Layout, args: EscalationsArgs) -> anyhow::Result<i32> {
         .enable_all()
         .build()?;
     let (listed, unasked) = waiting(&rt, layout)?;
+    // What was shown binds the prefixes typed next (`lazaret approve PREFIX`).
+    let shown = listed
+        .iter()
+        .map(|l| super::listed::Shown {
+            request_id: l.request_id.clone(),
+            digest: l.argv_hash.clone(),
+        })
+        .collect();
+    super::listed::remember(
+        &layout.runtime_root()?,
+        shown,
+        crate::coordinator::status::now_unix_ms(),
+    );
     // A Domain left out makes the listing incomplete: scripts must not take it as all.
     let status = if unasked > 0 { UNASKED } else { 0 };
     use std::io::Write;
@@ -170,14 +207,15 @@ pub fn execute(layout: &Layout, args: EscalationsArgs) -> anyhow::Result<i32> {
         return Ok(status);
     }
     for l in &listed {
-        for line in describe(l) {
+        for line in describe(l, args.full) {
             if writeln!(out, "{line}").is_err() {
                 return Ok(status);
             }
         }
     }
     eprintln!(
-        "decide: lazaret approve ID | lazaret deny ID | lazaret approve ID --edit -- COMMAND…"
+        "decide: lazaret approve ID | lazaret deny ID | lazaret approve ID --edit -- COMMAND… \
+         (scripts: lazaret approve ID --expect-argv-hash DIGEST)"
     );
     Ok(status)
 }
@@ -227,26 +265,35 @@ mod tests {
     #[test]
     fn a_request_is_described_with_every_sandbox_byte_escaped() {
         let l = hostile();
-        let text = describe(&l).join("\n");
+        let text = describe(&l, false).join("\n");
         assert!(
             !text
                 .chars()
                 .any(|c| crate::terminal::escape::is_escaped(c) && c != '\n'),
             "{text:?}"
         );
-        assert!(text.starts_with(
-            "0123456789abcdef0123456789abcdef  session fedcba987654  /home/dev/p (profile ask)  \
-             waiting 5 s, 55 s left"
-        ));
         assert!(
-            text.contains(r#"run ["sh", "-c", "echo \u{1b}]0;owned\u{7} \u{202e}"]"#),
+            text.starts_with(&format!(
+                "0123456789abcdef0123456789abcdef  digest {}  session fedcba987654  \
+                 /home/dev/p (profile ask)  waiting 5 s, 55 s left",
+                l.argv_hash
+            )),
+            "{text}"
+        );
+        // Warnings first: the command holds a non-ASCII character (U+202E).
+        assert!(
+            text.contains("\n    warning  non-ASCII characters shown escaped"),
             "{text}"
         );
         assert!(
-            text.contains(r#"in "/workspace/\u{9b}2J" (host: /home/dev/p)"#),
+            text.contains(r#"command  ["sh", "-c", "echo \u{1b}]0;owned\u{7} \u{202e}"]"#),
             "{text}"
         );
-        assert!(text.contains(r#"why "trust me\u{1b}[2J""#), "{text}");
+        assert!(
+            text.contains(r#"in       "/workspace/\u{9b}2J" → host "/home/dev/p""#),
+            "{text}"
+        );
+        assert!(text.contains(r#"why      "trust me\u{1b}[2J""#), "{text}");
     }
 
     #[test]
@@ -265,9 +312,10 @@ mod tests {
             .as_object()
             .map(|o| o.keys().map(String::as_str).collect())
             .unwrap_or_default();
+        assert_eq!(l["argv_hash"].as_str().map(str::len), Some(12));
         assert_eq!(
             keys.len(),
-            13,
+            15,
             "the documented keys (docs/escalation.md): {keys:?}"
         );
     }

@@ -12,6 +12,7 @@ pub mod events;
 pub mod exec;
 pub mod git_sentry;
 pub mod kill;
+pub mod listed;
 pub mod net;
 pub mod port;
 pub mod profile;

@@ -4,6 +4,7 @@
 //! `default = "ask"` (`held_card`), the card of a Domain failure (`failure_card`), raw mode and
 //! signals.
 
+pub mod card_text;
 pub mod control_bytes;
 pub mod escape;
 pub mod failure_card;

@@ -14,6 +14,7 @@
 //!   [`GUARD`] and when it arrives alone;
 //! - afterwards the sandbox gets its modes back and its program is asked to redraw.
 
+use super::card_text;
 use super::escape;
 use super::gate::TerminalGate;
 use super::guard::Guard;
@@ -93,36 +94,43 @@ pub(super) fn settle() {
     let _ = nix::sys::termios::tcflush(std::io::stdin(), nix::sys::termios::FlushArg::TCIFLUSH);
 }
 
-/// The card: everything the developer needs to decide (DX-4).
-pub fn card(p: &EscalationPrompt) -> String {
+/// Columns of a card line before its text (`│ program  `).
+const LABEL_COLS: u16 = 11;
+
+/// The card: everything the developer needs to decide (DX-4), bounded to fit an 80×24
+/// terminal whatever the sandbox sent ([`card_text`]): warnings first, the program and the
+/// argument count, each field cut to a head and a tail unless `full`.
+pub fn card(p: &EscalationPrompt, cols: u16, full: bool) -> String {
     let session: String = p.session_id.chars().take(12).collect();
-    let why = if p.justification.is_empty() {
-        "(none given)".to_owned()
-    } else {
-        escape::quoted(&p.justification)
-    };
+    let width = usize::from(cols.saturating_sub(LABEL_COLS));
+    let mut body = String::new();
+    for f in card_text::fields(p, width, full) {
+        let (on, off) = match (f.warning, f.label) {
+            (true, _) => ("\x1b[1;31m", "\x1b[0m"),
+            (false, "command") => ("\x1b[1m", "\x1b[0m"),
+            _ => ("", ""),
+        };
+        body.push_str(&format!("│ {:<8} {on}{}{off}\r\n", f.label, f.text));
+    }
     format!(
         "\r\n\x1b[0m\x1b[1;33m┌─ lazaret: the sandbox asks to run a command on the host\x1b[0m\r\n\
-         │ profile  {profile}   session {session}\r\n\
-         │ command  \x1b[1m{argv}\x1b[0m\r\n\
-         │ in       {cwd} → host {host}\r\n\
-         │ why      {why}\r\n\
-         {warnings}└─ {menu}\r\n",
+         {body}\
+         │ profile  {profile}   session {session}   request {id}\r\n\
+         └─ {menu}\r\n",
         profile = escape::visible(&p.profile),
-        argv = escape::argv(&p.argv),
-        cwd = escape::quoted(&p.cwd),
-        host = escape::quoted(&p.host_cwd),
-        menu = menu(p.timeout_secs),
-        warnings = p.warnings.iter().fold(String::new(), |s, w| s + &format!(
-            "│ \x1b[1;31mwarning\x1b[0m  {}\r\n",
-            escape::visible(w)
-        )),
+        id = escape::visible(p.request_id.get(..8).unwrap_or(&p.request_id)),
+        menu = menu(p.timeout_secs, card_text::is_cut(p, width) && !full),
     )
 }
 
-fn menu(timeout_secs: u32) -> String {
+fn menu(timeout_secs: u32, cut: bool) -> String {
+    let all = if cut {
+        "  \x1b[1m[v]\x1b[0m show all"
+    } else {
+        ""
+    };
     format!(
-        "\x1b[1m[a]\x1b[0m approve  \x1b[1m[e]\x1b[0m edit  \x1b[1m[d]\x1b[0m deny   \
+        "\x1b[1m[a]\x1b[0m approve  \x1b[1m[e]\x1b[0m edit  \x1b[1m[d]\x1b[0m deny{all}   \
          (times out in {timeout_secs} s)"
     )
 }
@@ -162,6 +170,11 @@ fn menu_key(key: &Key, p: &EscalationPrompt) -> Option<Result<Decision, Mode>> {
         Key::Char('a' | 'A' | 'y' | 'Y') => Some(Ok(Decision::Approve {})),
         Key::Char('d' | 'D' | 'n' | 'N') | Key::Interrupt => Some(Ok(Decision::Deny {})),
         Key::Char('e' | 'E') => Some(Err(start_editing(&p.argv))),
+        Key::Char('v' | 'V') => {
+            // Everything, uncut; then the menu again. Not a decision: no guard needed.
+            put(&card(p, cols(), true));
+            None
+        }
         _ => None,
     }
 }
@@ -181,7 +194,7 @@ fn edit_key(
             None
         }
         Edit::Cancel => {
-            put(&format!("\r\n  └─ {}\r\n", menu(p.timeout_secs)));
+            put(&format!("\r\n  └─ {}\r\n", menu(p.timeout_secs, false)));
             Some(Err(()))
         }
         Edit::Submit => {
@@ -244,7 +257,7 @@ impl Prompter for TerminalPrompter {
         // filter's view of it.
         owned.output.abort();
         put(&clean_screen(rows()));
-        put(&card(p));
+        put(&card(p, cols(), false));
         settle();
         let mut keys = KeyDecoder::new();
         // Read before the card was visible: decoded (a reply may straddle), never decisive.
@@ -331,7 +344,7 @@ mod tests {
             timeout_secs: 42,
             warnings: Vec::new(),
         };
-        let c = card(&p);
+        let c = card(&p, 120, false);
         // No raw control or bidi character from the sandbox reaches the terminal.
         let sandbox_bits = [
             "\x07",
@@ -349,7 +362,7 @@ mod tests {
         );
         assert!(c.contains(r#""/workspace/\u{9b}2J""#), "{c}");
         assert!(c.contains(r#""because\r\nlazaret: approved""#), "{c}");
-        assert!(c.contains("session 0123456789ab\r\n"), "{c}");
+        assert!(c.contains("session 0123456789ab   request r\r\n"), "{c}");
         assert!(c.contains("times out in 42 s"), "{c}");
     }
 

@@ -17,7 +17,7 @@ fn prompt() -> EscalationPrompt {
         profile: "shell".into(),
         session_id: "0123456789abcdef".into(),
         argv: vec!["rm".into(), "-rf".into(), "/home/dev".into()],
-        program: String::new(),
+        program: "/usr/bin/rm".into(),
         cwd: "/workspace".into(),
         host_cwd: "/home/dev/p".into(),
         justification: "cleanup".into(),
@@ -74,10 +74,11 @@ fn hostile() -> Vec<(&'static str, String)> {
 fn card_rows() -> Vec<&'static str> {
     vec![
         "┌─ lazaret: the sandbox asks to run a command on the host",
-        "│ profile  shell   session 0123456789ab",
+        "│ program  /usr/bin/rm (argv[0] \"rm\") · 2 arguments",
         "│ command  [\"rm\", \"-rf\", \"/home/dev\"]",
         "│ in       \"/workspace\" → host \"/home/dev/p\"",
         "│ why      \"cleanup\"",
+        "│ profile  shell   session 0123456789ab   request r",
         "└─ [a] approve  [e] edit  [d] deny   (times out in 30 s)",
     ]
 }
@@ -134,7 +135,7 @@ fn the_card_is_fully_visible_whatever_the_sandbox_set() {
         for (emulator, mut emu) in emulators {
             emu.process(setup.as_bytes());
             emu.process(clean_screen(ROWS).as_bytes());
-            emu.process(card(&prompt()).as_bytes());
+            emu.process(card(&prompt(), COLS, false).as_bytes());
             assert_card_alone(name, emulator, emu.as_ref());
             // The menu is the last row written; the cursor is below the card.
             let (row, _) = emu.cursor(0).unwrap_or((u16::MAX, 0));
@@ -153,7 +154,7 @@ fn without_the_reset_a_scroll_region_hides_the_card() {
     let mut emu = Vt100Emulator::new(ROWS, COLS, 1000);
     let setup = &hostile()[0].1;
     emu.process(setup.as_bytes());
-    emu.process(card(&prompt()).as_bytes());
+    emu.process(card(&prompt(), COLS, false).as_bytes());
     let text = emu.screen_text();
     assert!(text.contains("FAKE"), "{text}");
     assert!(!text.contains(card_rows()[2]), "{text}");
@@ -193,4 +194,49 @@ fn a_decision_needs_the_guard_and_one_key_alone() {
     assert!(!decides(false, &[Char('a')]));
     assert!(!decides(true, &[Char('x'), Char('a')]));
     assert!(!decides(true, &[Pasted('a')]));
+}
+
+#[test]
+fn a_huge_request_still_fits_an_80_by_24_terminal_with_its_head_warnings_and_menu() {
+    let mut p = prompt();
+    p.argv = std::iter::once("rm".to_owned())
+        .chain((0..256).map(|i| format!("/home/dev/file-{i}-{}", "x".repeat(200))))
+        .collect();
+    p.justification = "because ".repeat(500);
+    p.cwd = format!("/workspace/{}", "deep/".repeat(800));
+    p.warnings = vec![
+        "the program is in the workspace: the sandbox wrote it".into(),
+        format!("nested repository at {}", "n/".repeat(2000)),
+    ];
+    for emu in [
+        &mut Vt100Emulator::new(24, 80, 1000) as &mut dyn Emulator,
+        &mut AlacrittyEmulator::new(24, 80, 1000),
+    ] {
+        emu.process(clean_screen(24).as_bytes());
+        emu.process(card(&p, 80, false).as_bytes());
+        let text = emu.screen_text();
+        let lines: Vec<&str> = text.lines().skip_while(|l| l.is_empty()).collect();
+        assert_eq!(lines.first().copied(), Some(card_rows()[0]), "{text}");
+        // Warnings first, right under the head; the program and the count are on screen.
+        assert!(
+            lines[1].starts_with("│ warning  the program is in the workspace"),
+            "{text}"
+        );
+        assert!(
+            lines[2].starts_with("│ warning  nested repository at"),
+            "{text}"
+        );
+        assert!(
+            text.contains("│ program  /usr/bin/rm (argv[0] \"rm\") · 256 arguments"),
+            "{text}"
+        );
+        assert!(text.contains("more bytes — v shows all"), "{text}");
+        assert!(
+            text.contains("[a] approve  [e] edit  [d] deny  [v] show all"),
+            "the menu is on screen:\n{text}"
+        );
+    }
+    // Shown whole on `v`.
+    let all = card(&p, 80, true);
+    assert!(all.contains("file-255-") && all.contains("file-128-"));
 }

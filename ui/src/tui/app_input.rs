@@ -55,6 +55,7 @@ impl App {
                 self.escalations.edit_key(&key_of(k), now);
                 self.back_to_panes_when_done();
             }
+            Focus::Escalations if k.code == KeyCode::Char('v') => self.escalations.toggle_full(now),
             Focus::Escalations => match self.settings.keymap.in_panel(k) {
                 // Auto-repeat is a key held down, never a decision (DX-4).
                 Some(PanelAction::Approve | PanelAction::Edit | PanelAction::Deny)

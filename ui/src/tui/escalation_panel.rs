@@ -69,6 +69,8 @@ pub struct EscalationPanel {
     pub history: VecDeque<Resolved>,
     /// A hint for the developer about the guard (drawn in the panel).
     pub notice: Option<&'static str>,
+    /// The selected request is shown whole (`v`), not cut to a few rows a field.
+    pub full: bool,
     /// The request ID the guard was last armed for.
     seen: Option<String>,
     guard: Guard,
@@ -83,6 +85,7 @@ impl Default for EscalationPanel {
             edit_error: None,
             history: VecDeque::new(),
             notice: None,
+            full: false,
             seen: None,
             guard: Guard::new(Instant::now()),
         }
@@ -197,6 +200,13 @@ impl EscalationPanel {
         }
     }
 
+    /// `v`: the selected request whole, or bounded again. Not a decision: it restarts the
+    /// guard's quiet time like any other key.
+    pub fn toggle_full(&mut self, now: Instant) {
+        self.guard.admit(now);
+        self.full = !self.full;
+    }
+
     pub fn cancel_edit(&mut self) {
         self.editing = None;
         self.edit_error = None;
@@ -245,6 +255,7 @@ impl EscalationPanel {
             self.notice = Some(SELECTION_MOVED);
         }
         self.seen = id;
+        self.full = false;
         self.guard.rearm(now);
         self.cancel_edit();
     }

@@ -3,7 +3,11 @@
 
 use super::app::{App, Focus};
 use super::theme::Role;
+use crate::terminal::card_text;
 use crate::terminal::escape;
+
+/// Columns of a field's label in the escalations panel (`  cmd  `).
+const LABEL: &str = "  cmd  ";
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -123,28 +127,20 @@ fn escalations(frame: &mut Frame<'_>, app: &App, area: Rect) {
         }
         let width = area.width.saturating_sub(2);
         let (dim, text) = (theme.style(Role::Dim), theme.style(Role::Text));
-        let why = if p.prompt.justification.is_empty() {
-            "(none given)".to_owned()
-        } else {
-            escape::quoted(&p.prompt.justification)
-        };
-        let place = format!(
-            "{} → host {}",
-            escape::quoted(&p.prompt.cwd),
-            escape::quoted(&p.prompt.host_cwd)
-        );
-        lines.extend(field(
-            "  cmd  ",
-            &escape::argv(&p.prompt.argv),
-            width,
-            dim,
-            text,
-        ));
-        lines.extend(field("  in   ", &place, width, dim, text));
-        lines.extend(field("  why  ", &why, width, dim, text));
-        for w in &p.prompt.warnings {
-            let warn = theme.style(Role::Warning);
-            lines.extend(field("  (!)  ", &escape::visible(w), width, warn, warn));
+        // Warnings first, then the program and count, each field cut to a few rows (`v`
+        // shows the request whole): a long argv never pushes the warnings out of view.
+        let room = usize::from(width).saturating_sub(LABEL.len());
+        let warn = theme.style(Role::Warning);
+        for f in card_text::fields(&p.prompt, room, panel.full) {
+            let label = match f.label {
+                "warning" => "  (!)  ",
+                "program" => "  prog ",
+                "command" => "  cmd  ",
+                "in" => "  in   ",
+                _ => "  why  ",
+            };
+            let (l, t) = if f.warning { (warn, warn) } else { (dim, text) };
+            lines.extend(field(label, &f.text, width, l, t));
         }
         match &panel.editing {
             Some(editor) => {
@@ -183,7 +179,13 @@ fn escalations(frame: &mut Frame<'_>, app: &App, area: Rect) {
                 ));
             }
             None if focused => lines.push(Line::styled(
-                "  a approve · e edit · d deny · ↑↓ · esc",
+                if panel.full
+                    || !card_text::is_cut(&p.prompt, usize::from(width).saturating_sub(LABEL.len()))
+                {
+                    "  a approve · e edit · d deny · ↑↓ · esc"
+                } else {
+                    "  a approve · e edit · d deny · v show all · ↑↓ · esc"
+                },
                 theme.style(Role::HelpKey),
             )),
             None => lines.push(Line::styled(

@@ -290,7 +290,12 @@ fn escalations_two_pending_hostile_selected() {
     assert!(screen_contains(&t, r"owned"));
     assert!(screen_contains(&t, r"\u{7}"));
     assert!(screen_contains(&t, r"\u{202e}txt.exe"));
-    assert!(screen_contains(&t, "\"/workspace/数据\" → host"));
+    // Directories and commands show non-ASCII escaped (look-alike letters), warned about first.
+    assert!(screen_contains(&t, r#""/workspace/\u{6570}\u{636e}""#));
+    assert!(screen_contains(
+        &t,
+        "(!)  non-ASCII characters shown escaped"
+    ));
     assert!(screen_contains(&t, "a approve · e edit · d deny"));
     insta::assert_snapshot!(t.backend());
 }
@@ -589,4 +594,36 @@ fn a_request_decided_elsewhere_leaves_the_panel_and_the_status_line_says_so() {
     });
     assert_eq!(app.escalations.pending.len(), 1);
     assert!(!app.messages[0].contains("no decision in time"));
+}
+
+#[test]
+fn a_huge_request_keeps_its_warnings_program_and_keys_in_view() {
+    let mut app = app();
+    app.add_pane(pane(1), None);
+    let long: Vec<String> = (0..256)
+        .map(|i| format!("--opt{i}={}", "y".repeat(300)))
+        .collect();
+    let mut argv = vec!["git"];
+    argv.extend(long.iter().map(String::as_str));
+    let mut p = prompt("r1", &argv, "/workspace", &"why ".repeat(1000));
+    p.program = "/workspace/git".into();
+    p.warnings = vec!["the program is in the workspace: the sandbox wrote it".into()];
+    app.escalations
+        .push(1, p, std::sync::mpsc::channel().0, later());
+    app.focus = Focus::Escalations;
+    let t = render(&mut app, (W, H), |app| feed(app, 1, SHELL));
+    assert_nothing_raw(&t);
+    assert!(screen_contains(&t, "(!)  the program is in the workspace"));
+    assert!(screen_contains(
+        &t,
+        "prog /workspace/git (argv[0] \"git\") · 256"
+    ));
+    assert!(screen_contains(&t, "more bytes"));
+    assert!(screen_contains(
+        &t,
+        "a approve · e edit · d deny · v show all"
+    ));
+    // `v` shows it whole (the panel then scrolls what does not fit).
+    app.escalations.toggle_full(later());
+    assert!(app.escalations.full);
 }
