@@ -42,8 +42,18 @@ fn workspace(dev: &Dev, tag: &str, terminal: &str) -> TestWorkspace {
 impl<'a> Stage<'a> {
     /// `lazaret run --profile ask` in a 120×40 tmux pane, at the sandbox's shell prompt.
     fn start(dev: &'a Dev, ws: &'a TestWorkspace, tag: &str) -> Stage<'a> {
+        Stage::start_sized(dev, ws, tag, (120, 40))
+    }
+
+    /// As [`Stage::start`], in a `cols`×`rows` pane.
+    fn start_sized(
+        dev: &'a Dev,
+        ws: &'a TestWorkspace,
+        tag: &str,
+        (cols, rows): (u16, u16),
+    ) -> Stage<'a> {
         let dir = ws.path.display().to_string();
-        let tmux = Tmux::start(dev, tag, "t", &dir, 120, 40);
+        let tmux = Tmux::start(dev, tag, "t", &dir, cols, rows);
         let home = ws.config_home.clone().expect("with_profile sets it");
         let raw = home.join("raw");
         let marker = home.join("marker");
@@ -109,10 +119,11 @@ impl<'a> Stage<'a> {
             .unwrap_or_else(|| panic!("no card head on the visible screen:\n{screen}"));
         let marker = self.marker.display().to_string();
         let rows = [
-            "│ profile  ask   session ".to_owned(),
+            "│ program  /".to_owned(),
             format!("│ command  [\"touch\", \"{marker}\"]"),
             "│ in       \"/workspace\" → host ".to_owned(),
             "│ why      (none given)".to_owned(),
+            "│ profile  ask   session ".to_owned(),
             "└─ [a] approve  [e] edit  [d] deny   (times out in".to_owned(),
         ];
         for (i, row) in rows.iter().enumerate() {
@@ -122,6 +133,11 @@ impl<'a> Stage<'a> {
                 "row {i}: {line:?} in\n{screen}"
             );
         }
+        let program = lines.get(head + 1).copied().unwrap_or_default();
+        assert!(
+            program.ends_with("(argv[0] \"touch\") · 1 argument"),
+            "the program row: {program:?}"
+        );
         assert_eq!(
             screen.matches("lazaret: the sandbox asks").count(),
             1,
@@ -680,4 +696,51 @@ fn tiocsti_from_inside_does_not_reach_the_host_shell() {
     let screen = st.tmux.screen("t");
     let after_exit = screen.rsplit("exit").next().unwrap_or_default();
     assert!(!after_exit.contains("touch"), "{screen}");
+}
+
+/// Attack: 200 long arguments, a 3 000-byte justification and a Cyrillic `е` in a path, so
+/// that on an 80×24 terminal the card's head, the program and argv[0] scroll away and the
+/// look-alike reads as Latin. The card stays whole on the screen: head, a warning about the
+/// non-ASCII letter (escaped as `\u{435}`), the program and argument count, each field cut to
+/// a head and a tail, the menu with `v`; `v` shows all; `d` still denies.
+#[test]
+fn a_huge_request_cannot_push_the_cards_head_and_warnings_off_an_80_by_24_terminal() {
+    let dev = Dev::get();
+    let ws = workspace(&dev, "adv-huge-card", "");
+    let st = Stage::start_sized(&dev, &ws, "hugecard", (80, 24));
+    st.type_line(&format!(
+        "lazaret-escalate --justification \"$(printf 'trust me %.0s' $(seq 300))\" -- touch \
+         '{}' /tmp/r\u{435}port $(seq -f '/tmp/padding-%g-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx' 200); \
+         echo rc=$?",
+        st.marker.display()
+    ));
+    let screen = wait_for(Duration::from_secs(60), || {
+        let s = st.visible();
+        s.contains("└─ [a] approve").then_some(s)
+    })
+    .unwrap_or_else(|| panic!("no card; screen:\n{}", st.tmux.screen("t")));
+    let lines: Vec<&str> = screen.lines().collect();
+    let head = lines
+        .iter()
+        .position(|l| l.starts_with(CARD_HEAD))
+        .unwrap_or_else(|| panic!("the card's head is off the screen:\n{screen}"));
+    assert!(
+        lines[head + 1].starts_with("│ warning  non-ASCII characters shown escaped"),
+        "warnings first:\n{screen}"
+    );
+    assert!(
+        screen.contains("(argv[0] \"touch\") · 202 arguments"),
+        "{screen}"
+    );
+    assert!(screen.contains(r"/tmp/r\u{435}port"), "{screen}");
+    assert!(screen.contains("more bytes — v shows all"), "{screen}");
+    assert!(
+        screen.contains("[d] deny  [v] show all"),
+        "the menu is on screen:\n{screen}"
+    );
+    st.decide("v");
+    st.tmux
+        .wait_screen("t", "the whole card", |s| s.contains("padding-200-"));
+    st.deny();
+    st.exit();
 }

@@ -14,6 +14,8 @@
 //!   replays) and what the sandbox learns of the host (Domain ID guesses);
 //! - `approval`: the approval surfaces (`lazaret run` prompt, TUI panel, passthrough) against
 //!   spoofed cards, terminal-generated input and clipboard/notification writes;
+//! - `decisions`: what a decision binds to — IDs the coordinator minted, never the sandbox's,
+//!   a script's expected command digest (issue #31);
 //! - `screen_feed`: what a TUI pane's attachment (`updates: "screen"`) receives of hostile
 //!   output — the coordinator's re-encoded screen only — against what `updates: "bytes"` gets;
 //! - `clipboard`: the image-paste shim (issue #16) as a way to read the developer's clipboard
@@ -28,6 +30,7 @@ mod support;
 
 mod approval;
 mod clipboard;
+mod decisions;
 mod escalated_git;
 mod git_boundary;
 mod git_sentry;
