@@ -45,6 +45,8 @@ pub enum Happened {
         argv: Vec<String>,
         /// `argv` escaped for display, as `lazaret escalations --json` has it.
         command: String,
+        /// The command digest (`lazaret approve --expect-argv-hash`).
+        argv_hash: String,
         cwd: String,
         host_cwd: String,
         justification: String,
@@ -259,6 +261,7 @@ impl DomainWatch {
             request_id: p.request_id.clone(),
             argv: p.argv.clone(),
             command: crate::terminal::escape::argv(&p.argv),
+            argv_hash: p.digest(),
             cwd: p.cwd.clone(),
             host_cwd: p.host_cwd.clone(),
             justification: p.justification.clone(),

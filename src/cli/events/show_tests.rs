@@ -14,6 +14,7 @@ fn hostile_prompt() -> Happened {
             "-c".into(),
             "echo \u{1b}]0;owned\u{7} \u{202e}".into(),
         ]),
+        argv_hash: "0123456789ab".into(),
         cwd: "/workspace/\u{9b}2J".into(),
         host_cwd: "/home/dev/p".into(),
         justification: "trust me\u{1b}[2J".into(),
