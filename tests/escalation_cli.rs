@@ -24,16 +24,7 @@ const GUARD: Duration = Duration::from_millis(500);
 
 /// This Domain's waiting requests, as `lazaret escalations --json` lists them.
 fn listed(ws: &TestWorkspace) -> Vec<serde_json::Value> {
-    let run = ws.lazaret(&["escalations", "--json"]);
-    assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(run.stdout.is_ascii(), "{run:?}");
-    let all: serde_json::Value = serde_json::from_str(&run.stdout).expect("escalations --json");
-    all.as_array()
-        .into_iter()
-        .flatten()
-        .filter(|e| e["domain_id"] == ws.domain.as_str())
-        .cloned()
-        .collect()
+    ws.escalations()
 }
 
 /// Waits until the one waiting request of this Domain runs `marker_text`; returns it.

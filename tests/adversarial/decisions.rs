@@ -36,26 +36,15 @@ def send(argv, rid, timeout):
     os.rename(tmp, req + "/" + rid + ".json")
 "#;
 
-/// This Domain's waiting requests, as `lazaret escalations --json` lists them.
-fn listed(ws: &TestWorkspace) -> Vec<serde_json::Value> {
-    let run = ws.lazaret(&["escalations", "--json"]);
-    assert_eq!(run.code, Some(0), "{run:?}");
-    let all: serde_json::Value = serde_json::from_str(&run.stdout).expect("escalations --json");
-    all.as_array()
-        .into_iter()
-        .flatten()
-        .filter(|e| e["domain_id"] == ws.domain.as_str())
-        .cloned()
-        .collect()
-}
-
 /// Waits until the one waiting request of this Domain runs `text`; returns it.
 fn wait_only(ws: &TestWorkspace, text: &str) -> serde_json::Value {
-    wait_for(Duration::from_secs(90), || match listed(ws).as_slice() {
-        [one] if one["argv"][2].as_str().is_some_and(|a| a.contains(text)) => Some(one.clone()),
-        _ => None,
+    wait_for(Duration::from_secs(90), || {
+        match ws.escalations().as_slice() {
+            [one] if one["argv"][2].as_str().is_some_and(|a| a.contains(text)) => Some(one.clone()),
+            _ => None,
+        }
     })
-    .unwrap_or_else(|| panic!("no request for {text} alone: {:#?}", listed(ws)))
+    .unwrap_or_else(|| panic!("no request for {text} alone: {:#?}", ws.escalations()))
 }
 
 fn field(v: &serde_json::Value, key: &str) -> String {
@@ -134,7 +123,7 @@ fn a_request_id_the_sandbox_chose_never_names_what_the_developer_approves() {
             .contains("evil"),
         "the malicious request ran"
     );
-    assert_eq!(listed(&ws).len(), 1, "it still waits");
+    assert_eq!(ws.escalations().len(), 1, "it still waits");
 
     // Approved by its own ID and digest: the command line says exactly what it approved.
     let ok = ws.lazaret(&[

@@ -607,6 +607,21 @@ impl TestWorkspace {
             .and_then(|d| d["sessions"].as_array().cloned())
             .unwrap_or_default()
     }
+
+    /// This workspace's Domain's waiting escalation requests, as `lazaret escalations --json`
+    /// lists them.
+    pub fn escalations(&self) -> Vec<serde_json::Value> {
+        let run = self.lazaret(&["escalations", "--json"]);
+        assert_eq!(run.code, Some(0), "{run:?}");
+        assert!(run.stdout.is_ascii(), "{run:?}");
+        let all: serde_json::Value = serde_json::from_str(&run.stdout).expect("escalations --json");
+        all.as_array()
+            .into_iter()
+            .flatten()
+            .filter(|e| e["domain_id"] == self.domain.as_str())
+            .cloned()
+            .collect()
+    }
 }
 
 /// Processes whose working directory is `dir` and whose arguments include every one of
