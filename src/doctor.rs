@@ -86,6 +86,9 @@ pub fn run_all(layout: &Layout) -> Vec<Check> {
     }
     checks.push(cgroup_check());
     checks.extend(limit_checks(&crate::runtime::limits::detect()));
+    if let Ok(cfg) = crate::config::HostConfig::load(layout) {
+        checks.push(profile_bounds_check(&cfg.profiles));
+    }
     checks.push(config_check(layout));
     checks
 }
@@ -110,6 +113,49 @@ pub fn limit_checks(host: &crate::runtime::limits::HostCgroups) -> Vec<Check> {
             fix: None,
         })
         .collect()
+}
+
+/// Whether every profile bounds `pids` and `memory` (issue #31): without `pids` a fork bomb
+/// inside takes the developer's own task budget (under the ptrace platform every task inside is
+/// a host task of theirs), without `memory` a sandbox takes the host's memory. A warning naming
+/// the profiles without them and how to set them; the built-in profiles set both.
+pub fn profile_bounds_check(profiles: &[crate::profile::AgentProfile]) -> Check {
+    let mut unbounded = Vec::new();
+    for p in profiles {
+        let missing: Vec<&str> = [
+            ("pids", p.limits.pids.is_none()),
+            ("memory", p.limits.memory.is_none()),
+        ]
+        .into_iter()
+        .filter_map(|(k, none)| none.then_some(k))
+        .collect();
+        if !missing.is_empty() {
+            unbounded.push(format!("{} (no {})", p.name, missing.join(", no ")));
+        }
+    }
+    if unbounded.is_empty() {
+        return Check {
+            name: "limits: profiles",
+            status: Status::Ok,
+            detail: "every profile bounds pids and memory".into(),
+            fix: None,
+        };
+    }
+    Check {
+        name: "limits: profiles",
+        status: Status::Warn,
+        detail: format!(
+            "unbounded profiles: {} — a fork bomb inside takes your user's task budget (each \
+             task inside is a host task of yours), a memory hog the host's memory",
+            unbounded.join("; ")
+        ),
+        fix: Some(format!(
+            "set pids = {} and memory = \"{}\" (or your own numbers) in each of them in your \
+             configuration file; docs/limits.md says how the defaults were measured",
+            crate::config::limits::DEFAULT_PIDS,
+            crate::config::limits::DEFAULT_MEMORY_TEXT
+        )),
+    }
 }
 
 /// The host configuration parses and validates (profiles, rules, network prefixes).
@@ -309,5 +355,44 @@ fn cgroup_check() -> Check {
                 .into()
         },
         fix: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doctor_warns_of_each_profile_without_pids_or_memory() {
+        let host = crate::config::host_paths::HostPaths {
+            home: "/home/dev".into(),
+            config_dir: "/home/dev/.config/lazaret".into(),
+            storage_root: "/home/dev/.local/share/lazaret".into(),
+            state_dir: "/home/dev/.local/state/lazaret".into(),
+            runtime_root: None,
+        };
+        let builtin = crate::config::HostConfig::builtin_only(
+            &host,
+            std::path::Path::new("/home/dev/.config/lazaret/config.toml"),
+        )
+        .unwrap()
+        .profiles;
+        // The built-in profiles are bounded: nothing to warn of.
+        let c = profile_bounds_check(&builtin);
+        assert_eq!(c.status, Status::Ok, "{c:?}");
+        let mut open = builtin[0].clone();
+        open.name = "open".into();
+        open.limits.pids = None;
+        let mut half = builtin[0].clone();
+        half.name = "half".into();
+        half.limits.memory = None;
+        let mut all = builtin.clone();
+        all.extend([open, half]);
+        let c = profile_bounds_check(&all);
+        assert_eq!(c.status, Status::Warn);
+        assert!(c.detail.contains("open (no pids)"), "{}", c.detail);
+        assert!(c.detail.contains("half (no memory)"), "{}", c.detail);
+        assert!(!c.detail.contains("shell"), "{}", c.detail);
+        assert!(c.fix.unwrap_or_default().contains("pids = "));
     }
 }
