@@ -29,7 +29,7 @@ pub const MEMORY_ANNOTATION: &str = "io.lazaret.limits.memory";
 pub const CPUS_ANNOTATION: &str = "io.lazaret.limits.cpus";
 /// Exit status of the sandbox's init when the memory watchdog killed the sandbox.
 pub const MEMORY_LIMIT_EXIT: u8 = 251;
-/// How often the watchdog looks at the sandbox's memory.
+/// How often the watchdog looks at the sandbox's memory when close to the bound.
 pub const WATCH_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
 /// The name runsc gives its application memory file.
 pub const SENTRY_MEMFD: &str = "/memfd:runsc-memory";
@@ -184,8 +184,23 @@ fn page_size() -> u64 {
         .unwrap_or(4096)
 }
 
-/// Watches what the sandbox uses (`used`) every [`WATCH_INTERVAL`] and calls `kill` once when
-/// it is more than `limit` bytes; returns then (or when it cannot be read any more).
+/// The longest pause between two looks at the sandbox's memory, far from the bound.
+pub const WATCH_INTERVAL_MAX: std::time::Duration = std::time::Duration::from_secs(1);
+/// The fastest the sandbox is assumed to take memory (measured under ptrace: ~0.5 GiB/s).
+const FASTEST_GROWTH: u64 = 1 << 30;
+
+/// When to look again with `used` of `limit` bytes taken: as long as the sandbox, taking
+/// memory at [`FASTEST_GROWTH`], needs to reach the bound, between [`WATCH_INTERVAL`] and
+/// [`WATCH_INTERVAL_MAX`]. An idle sandbox far below its bound is looked at once a second;
+/// one close to it ten times a second.
+pub fn next_look(used: u64, limit: u64) -> std::time::Duration {
+    let headroom = limit.saturating_sub(used);
+    let ms = headroom.saturating_mul(1000) / FASTEST_GROWTH;
+    std::time::Duration::from_millis(ms).clamp(WATCH_INTERVAL, WATCH_INTERVAL_MAX)
+}
+
+/// Watches what the sandbox uses (`used`), every [`next_look`], and calls `kill` once when it
+/// is more than `limit` bytes; returns then (or when it cannot be read any more).
 pub fn watch_memory(used: impl Fn() -> std::io::Result<u64>, limit: u64, kill: impl FnOnce()) {
     loop {
         match used() {
@@ -193,7 +208,7 @@ pub fn watch_memory(used: impl Fn() -> std::io::Result<u64>, limit: u64, kill: i
                 kill();
                 return;
             }
-            Ok(_) => std::thread::sleep(WATCH_INTERVAL),
+            Ok(b) => std::thread::sleep(next_look(b, limit)),
             Err(_) => return,
         }
     }
@@ -279,9 +294,11 @@ pub fn enforcement(host: &HostCgroups) -> Vec<Enforcement> {
             enforced: true,
             how: format!(
                 "enforced by lazaret-runsc: it looks at the Sentry's memory file and the \
-                 Sentry's own anonymous memory every {} ms and beyond the bound kills the whole \
-                 sandbox (exit status {MEMORY_LIMIT_EXIT})",
-                WATCH_INTERVAL.as_millis()
+                 Sentry's own anonymous memory (every {} ms near the bound, every {} ms far \
+                 from it) and beyond the bound kills the whole sandbox (exit status \
+                 {MEMORY_LIMIT_EXIT})",
+                WATCH_INTERVAL.as_millis(),
+                WATCH_INTERVAL_MAX.as_millis()
             ),
             why_not_cgroups: Some(why_not_cgroups(host, "memory")),
         },
@@ -456,6 +473,19 @@ mod tests {
         watch_memory(|| allocated_bytes(&f), 4096, || killed += 1);
         assert_eq!(killed, 1);
         assert!(allocated_bytes(&f).unwrap() >= 64 * 1024);
+    }
+
+    #[test]
+    fn looks_more_often_the_closer_the_bound() {
+        let g = 1u64 << 30;
+        assert_eq!(next_look(150 << 20, 4 * g), WATCH_INTERVAL_MAX);
+        assert_eq!(next_look(4 * g - (50 << 20), 4 * g), WATCH_INTERVAL);
+        assert_eq!(next_look(5 * g, 4 * g), WATCH_INTERVAL);
+        let half = next_look(4 * g - g / 2, 4 * g);
+        assert!(
+            half > WATCH_INTERVAL && half < WATCH_INTERVAL_MAX,
+            "{half:?}"
+        );
     }
 
     #[test]
