@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 /// `pids` of the built-in profiles (issue #31; `profiles/builtin.toml` says the same, a test
 /// checks): measured peaks of an `npm install` and a `cargo build` inside, with room to spare
 /// (docs/limits.md, "Defaults").
-pub const DEFAULT_PIDS: u64 = 1024;
+pub const DEFAULT_PIDS: u64 = 256;
 /// `memory` of the built-in profiles, as written there (and in `lazaret doctor`'s advice).
 pub const DEFAULT_MEMORY_TEXT: &str = "4g";
 /// The same in bytes.

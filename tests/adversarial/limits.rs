@@ -100,7 +100,7 @@ fn default_bounds(ws: &crate::support::TestWorkspace) -> (u64, String) {
     (pids, memory)
 }
 
-/// The agent, in a Domain of the default profile, forks without end: a counted spawn of 1500
+/// The agent, in a Domain of the default profile, forks without end: a counted spawn of 600
 /// sleeping processes, then a fork bomb (`b(){ b|b& }; b`) for 8 s. Fork fails at the default
 /// `pids`; the sandbox's host processes and tasks stay bounded by it; and the developer's own
 /// shell on the host can still fork throughout.
@@ -109,7 +109,7 @@ fn a_fork_bomb_in_a_default_domain_stops_at_the_bound_and_the_developer_can_stil
     let dev = Dev::get();
     let ws = dev.workspace("adv-limits-bomb");
     let (pids, _) = default_bounds(&ws);
-    let spawn = "my @k; for (1..1500) { my $p = fork; last unless defined $p; \
+    let spawn = "my @k; for (1..600) { my $p = fork; last unless defined $p; \
                  if ($p == 0) { sleep 60; exit 0 } push @k, $p } \
                  print 'spawned ', scalar(@k), \"\\n\"; kill 'KILL', @k; waitpid($_, 0) for @k;";
     let script = format!(
@@ -122,29 +122,30 @@ fn a_fork_bomb_in_a_default_domain_stops_at_the_bound_and_the_developer_can_stil
         .container_pid("sandbox")
         .expect("the sandbox did not start");
     let (mut most_procs, mut most_tasks) = (0, 0);
-    let (mut host_forks, mut host_fork_failures) = (0, 0);
+    let (mut host_forks, mut host_fork_failures) = (0, Vec::new());
     let deadline = Instant::now() + Duration::from_secs(240);
     while std::path::Path::new(&format!("/proc/{init}")).exists() && Instant::now() < deadline {
         let (procs, tasks) = host_tree(init);
         most_procs = most_procs.max(procs);
         most_tasks = most_tasks.max(tasks);
         // The developer's own shell forks a child (as the developer, on the host).
-        let ok = dev
+        let out = dev
             .command("sh")
             .args(["-c", "/bin/true & wait $!"])
             .stdin(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
+            .output();
         host_forks += 1;
-        if !ok {
-            host_fork_failures += 1;
+        match out {
+            Ok(o) if o.status.success() => {}
+            other => host_fork_failures.push(format!("{other:?}")),
         }
         std::thread::sleep(Duration::from_millis(200));
     }
     let r = finish(child);
     eprintln!(
         "default pids {pids}: at most {most_procs} host processes, {most_tasks} host tasks; \
-         {host_forks} host forks, {host_fork_failures} failed; {}",
+         {host_forks} host forks, {} failed; {}",
+        host_fork_failures.len(),
         r.stdout.trim()
     );
     assert!(r.stdout.contains("bomb-end"), "{r:?}");
@@ -156,7 +157,7 @@ fn a_fork_bomb_in_a_default_domain_stops_at_the_bound_and_the_developer_can_stil
         .unwrap_or_else(|| panic!("no count in {r:?}"));
     assert!(
         spawned < pids,
-        "pids = {pids} let {spawned} of 1500 forks through"
+        "pids = {pids} let {spawned} of 600 forks through"
     );
     assert!(
         spawned >= pids / 2,
@@ -164,22 +165,24 @@ fn a_fork_bomb_in_a_default_domain_stops_at_the_bound_and_the_developer_can_stil
     );
     // Bounded by the default: one host process per address space inside (a ptrace stub) plus
     // the wrapper, runsc, the Sentry and the Gofer. Tasks add the Sentry's threads and each
-    // stub's, one per Sentry thread that ever ran that process: measured about 22 host tasks
+    // stub's, one per Sentry thread that ever ran that process: measured 22 to 31 host tasks
     // per process inside under the bomb (docs/limits.md). Without a bound the bomb makes as
-    // many as it can in its 8 s.
+    // many as it can in its 8 s (with pids = 1024 it took 32 356 host tasks: every PID of a
+    // host whose pid_max is 32 768).
     let pids = usize::try_from(pids).unwrap_or(usize::MAX);
     assert!(
         most_procs <= pids + 64,
         "the sandbox had {most_procs} host processes under pids = {pids}"
     );
     assert!(
-        most_tasks <= 32 * pids,
+        most_tasks <= 40 * pids,
         "the sandbox had {most_tasks} host tasks under pids = {pids}"
     );
     assert!(host_forks >= 10, "only {host_forks} host forks tried");
-    assert_eq!(
-        host_fork_failures, 0,
-        "the developer's shell could not fork {host_fork_failures} of {host_forks} times"
+    assert!(
+        host_fork_failures.is_empty(),
+        "the developer's shell could not fork {} of {host_forks} times: {host_fork_failures:?}",
+        host_fork_failures.len()
     );
     ws.wait_torn_down();
 }
