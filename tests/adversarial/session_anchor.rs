@@ -9,8 +9,10 @@ use std::time::Duration;
 
 /// Session 2 looks everywhere it can for a secret of session 1's: every process's environment
 /// and command line, and every descriptor of every process it can reopen through
-/// `/proc/PID/fd/N` (and by `MSG_PEEK` on what it opened). It prints the SHA-256 of every
-/// 64-hex-digit token it found, and how many processes of the other session it saw.
+/// `/proc/PID/fd/N` (and by `MSG_PEEK` on what it opened); and it tries to trace the other
+/// session's processes, whose memory holds the anchor. It prints the SHA-256 of every
+/// 64-hex-digit token it found, how many processes of the other session it saw and how many it
+/// could trace.
 const SCAVENGE: &str = r#"
 import hashlib, os, re, socket, sys
 me = os.environ.get("LAZARET_SESSION", "")
@@ -52,6 +54,18 @@ for pid in [p for p in os.listdir("/proc") if p.isdigit()]:
                     pass
         finally:
             os.close(f)
+# Trace the other session's processes (their memory holds the anchor): PTRACE_SEIZE.
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+attached, why = 0, set()
+for pid in others:
+    if libc.ptrace(0x4206, int(pid), 0, 0) == 0:
+        attached += 1
+        libc.ptrace(17, int(pid), 0, 0)
+    else:
+        why.add(os.strerror(ctypes.get_errno()))
+print("attached", attached)
+print("refused", sorted(why))
 print("others", len(others))
 for h in sorted(found):
     print("token", h)
@@ -80,6 +94,14 @@ fn another_session_cannot_read_this_sessions_anchor() {
     })
     .expect("session 1 did not read its own anchor");
     let r = ws.run(&["python3", "-c", SCAVENGE]);
+    eprintln!(
+        "session 2 saw: {}",
+        r.stdout
+            .lines()
+            .filter(|l| !l.starts_with("token "))
+            .collect::<Vec<_>>()
+            .join("; ")
+    );
     ws.release();
     let first = finish(first);
     assert_eq!(r.code, Some(0), "{r:?}");
@@ -93,6 +115,10 @@ fn another_session_cannot_read_this_sessions_anchor() {
     assert!(
         others >= 1,
         "session 2 saw none of session 1's processes: {r:?}"
+    );
+    assert!(
+        r.stdout.contains("attached 0\n"),
+        "session 2 could trace session 1's processes: {r:?}"
     );
     let tokens: Vec<&str> = r
         .stdout
