@@ -86,6 +86,9 @@ pub fn run_all(layout: &Layout) -> Vec<Check> {
     }
     checks.push(cgroup_check());
     checks.extend(limit_checks(&crate::runtime::limits::detect()));
+    if let Ok(cfg) = crate::config::HostConfig::load(layout) {
+        checks.push(profile_bounds_check(&cfg.profiles, pid_max()));
+    }
     checks.push(config_check(layout));
     checks
 }
@@ -110,6 +113,83 @@ pub fn limit_checks(host: &crate::runtime::limits::HostCgroups) -> Vec<Check> {
             fix: None,
         })
         .collect()
+}
+
+/// Host tasks one task inside may take at worst under the ptrace platform: its stub process
+/// gets a thread for every Sentry thread that ran it (measured 22–31 under a fork bomb).
+pub const HOST_TASKS_PER_TASK: u64 = 32;
+
+/// Whether every profile bounds `pids` and `memory` (issue #31): without `pids` a fork bomb
+/// inside takes the developer's own task budget (under the ptrace platform every task inside is
+/// a host task of theirs, each with a PID of the host), without `memory` a sandbox takes the
+/// host's memory; and whether a profile's `pids` could take half of the host's PIDs
+/// (`pid_max`: `/proc/sys/kernel/pid_max`, None when unknown). A warning naming the profiles
+/// and how to set them; the built-in profiles set both.
+pub fn profile_bounds_check(
+    profiles: &[crate::profile::AgentProfile],
+    pid_max: Option<u64>,
+) -> Check {
+    let mut unbounded = Vec::new();
+    let mut too_many = Vec::new();
+    for p in profiles {
+        let missing: Vec<&str> = [
+            ("pids", p.limits.pids.is_none()),
+            ("memory", p.limits.memory.is_none()),
+        ]
+        .into_iter()
+        .filter_map(|(k, none)| none.then_some(k))
+        .collect();
+        if !missing.is_empty() {
+            unbounded.push(format!("{} (no {})", p.name, missing.join(", no ")));
+        }
+        if let (Some(n), Some(max)) = (p.limits.pids, pid_max) {
+            if n.saturating_mul(HOST_TASKS_PER_TASK) > max / 2 {
+                too_many.push(format!("{} (pids = {n})", p.name));
+            }
+        }
+    }
+    let fix = format!(
+        "set pids = {} and memory = \"{}\" (or your own numbers) in each of them in your \
+         configuration file; docs/limits.md says how the defaults were measured",
+        crate::config::limits::DEFAULT_PIDS,
+        crate::config::limits::DEFAULT_MEMORY_TEXT
+    );
+    let mut said = Vec::new();
+    if !unbounded.is_empty() {
+        said.push(format!(
+            "unbounded profiles: {} — a fork bomb inside takes your user's task budget (each \
+             task inside is a host task of yours), a memory hog the host's memory",
+            unbounded.join("; ")
+        ));
+    }
+    if let (false, Some(max)) = (too_many.is_empty(), pid_max) {
+        said.push(format!(
+            "{}: a fork bomb inside could take over half of this host's {max} PIDs (up to \
+             {HOST_TASKS_PER_TASK} host tasks per task inside under ptrace)",
+            too_many.join("; ")
+        ));
+    }
+    if said.is_empty() {
+        return Check {
+            name: "limits: profiles",
+            status: Status::Ok,
+            detail: "every profile bounds pids and memory".into(),
+            fix: None,
+        };
+    }
+    Check {
+        name: "limits: profiles",
+        status: Status::Warn,
+        detail: said.join("; "),
+        fix: Some(fix),
+    }
+}
+
+/// This host's `kernel.pid_max`.
+fn pid_max() -> Option<u64> {
+    std::fs::read_to_string("/proc/sys/kernel/pid_max")
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
 }
 
 /// The host configuration parses and validates (profiles, rules, network prefixes).
@@ -309,5 +389,55 @@ fn cgroup_check() -> Check {
                 .into()
         },
         fix: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doctor_warns_of_each_profile_without_pids_or_memory() {
+        let host = crate::config::host_paths::HostPaths {
+            home: "/home/dev".into(),
+            config_dir: "/home/dev/.config/lazaret".into(),
+            storage_root: "/home/dev/.local/share/lazaret".into(),
+            state_dir: "/home/dev/.local/state/lazaret".into(),
+            runtime_root: None,
+        };
+        let builtin = crate::config::HostConfig::builtin_only(
+            &host,
+            std::path::Path::new("/home/dev/.config/lazaret/config.toml"),
+        )
+        .unwrap()
+        .profiles;
+        // The built-in profiles are bounded: nothing to warn of.
+        let c = profile_bounds_check(&builtin, Some(32768));
+        assert_eq!(c.status, Status::Ok, "{c:?}");
+        let mut open = builtin[0].clone();
+        open.name = "open".into();
+        open.limits.pids = None;
+        let mut half = builtin[0].clone();
+        half.name = "half".into();
+        half.limits.memory = None;
+        let mut all = builtin.clone();
+        all.extend([open, half]);
+        let c = profile_bounds_check(&all, None);
+        assert_eq!(c.status, Status::Warn);
+        assert!(c.detail.contains("open (no pids)"), "{}", c.detail);
+        assert!(c.detail.contains("half (no memory)"), "{}", c.detail);
+        assert!(!c.detail.contains("shell"), "{}", c.detail);
+        assert!(c.fix.unwrap_or_default().contains("pids = "));
+        // pids = 1024 on a host of 32768 PIDs: a bomb could take all of them.
+        let mut wide = builtin[0].clone();
+        wide.name = "wide".into();
+        wide.limits.pids = Some(1024);
+        let c = profile_bounds_check(&[wide.clone()], Some(32768));
+        assert_eq!(c.status, Status::Warn);
+        assert!(c.detail.contains("wide (pids = 1024)"), "{}", c.detail);
+        assert_eq!(
+            profile_bounds_check(&[wide], Some(4_194_304)).status,
+            Status::Ok
+        );
     }
 }

@@ -60,7 +60,7 @@ pub struct AgentProfile {
     /// sandbox, and `lazaret run --linger` may set it for the Domain it starts.
     #[serde(skip)]
     pub linger_secs: Option<u64>,
-    /// `idle_stop`: seconds after which a Domain whose sessions are all detached and silent
+    /// `idle_stop`: seconds after which a Domain whose sessions are all detached and without input
     /// is stopped (None or 0: never). Not part of the Configuration Fingerprint (it changes
     /// nothing in the sandbox).
     #[serde(skip)]
@@ -83,7 +83,7 @@ impl AgentProfile {
         std::time::Duration::from_secs(self.linger_secs.unwrap_or(0))
     }
 
-    /// After how long with every session detached and silent a Domain of this profile is
+    /// After how long with every session detached and without input a Domain of this profile is
     /// stopped; None: never.
     pub fn idle_stop(&self) -> Option<std::time::Duration> {
         self.idle_stop_secs

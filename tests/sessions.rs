@@ -625,8 +625,10 @@ fn the_last_session_s_client_hears_its_exit_status_before_the_domain_shuts_down(
     assert_torn_down(&ws);
 }
 
-/// `idle_stop` (issue #18): a Domain whose sessions are all detached and silent for that long
-/// is stopped; an attached session is never stopped, and the silence counts from the detach.
+/// `idle_stop` (issue #18): a Domain whose sessions are all detached and without input for that
+/// long is stopped; an attached session is never stopped, and the silence counts from the
+/// detach. Output does not count (issue #31): the session prints a dot every second throughout,
+/// which kept the Domain up for ever before.
 #[test]
 fn idle_stop_ends_a_domain_whose_sessions_are_detached_and_silent_but_not_an_attached_one() {
     const IDLE_STOP: Duration = Duration::from_secs(4);
@@ -640,6 +642,8 @@ fn idle_stop_ends_a_domain_whose_sessions_are_detached_and_silent_but_not_an_att
     tmux.start_detachable("t", &ws);
     tmux.type_line("t", "echo quiet-$((6*7))");
     tmux.wait_screen("t", "the output", |s| s.contains("\nquiet-42"));
+    // The sandbox keeps printing: a byte a second, for ever.
+    tmux.type_line("t", "(while :; do printf .; sleep 1; done) &");
 
     // Attached and silent for longer than idle_stop: it keeps running.
     std::thread::sleep(IDLE_STOP * 2);
@@ -671,7 +675,7 @@ fn idle_stop_ends_a_domain_whose_sessions_are_detached_and_silent_but_not_an_att
         .unwrap_or_default();
     assert!(
         log.lines()
-            .any(|l| l.contains("idle_stop: every session detached and silent")),
+            .any(|l| l.contains("idle_stop: every session detached and without input")),
         "the coordinator's log says why"
     );
 }

@@ -48,7 +48,7 @@ pub struct RawProfile {
     pub activity: Option<RawActivity>,
     /// How long the Domain stays up after its last session (issue #18): "30s", "5m", or seconds.
     pub linger: Option<Spanned<super::linger::RawLinger>>,
-    /// After how long with every session detached and silent the Domain is stopped (issue
+    /// After how long with every session detached and without input the Domain is stopped (issue
     /// #18): "8h", "2d", or seconds; unset or 0: never.
     pub idle_stop: Option<Spanned<super::duration::RawDuration>>,
     /// Memory of the sandbox's applications (issue #19): "4g", "512m", or bytes.

@@ -1,6 +1,6 @@
 //! `idle_stop` (issue #18): a Domain whose sessions are all coordinator-owned, detached (no
-//! client attached, no control centre showing them), without a pending escalation and silent
-//! (no output) for this long is stopped: its sessions are ended as `lazaret kill` ends them and
+//! client attached, no control centre showing them), without a pending escalation and without
+//! input from the developer for this long (whatever the sandbox prints) is stopped: its sessions are ended as `lazaret kill` ends them and
 //! the Domain is torn down. Written `"8h"`, `"2d"`, … or seconds; unset or `0` (the default):
 //! never — ending a developer's agent is theirs to decide unless they asked for it.
 

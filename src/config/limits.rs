@@ -11,6 +11,15 @@
 
 use serde::{Deserialize, Serialize};
 
+/// `pids` of the built-in profiles (issue #31; `profiles/builtin.toml` says the same, a test
+/// checks): measured peaks of an `npm install` and a `cargo build` inside, with room to spare
+/// (docs/limits.md, "Defaults").
+pub const DEFAULT_PIDS: u64 = 256;
+/// `memory` of the built-in profiles, as written there (and in `lazaret doctor`'s advice).
+pub const DEFAULT_MEMORY_TEXT: &str = "4g";
+/// The same in bytes.
+pub const DEFAULT_MEMORY: u64 = 4 << 30;
+
 /// Smallest `memory` accepted: below this not even a shell and git start in gVisor.
 pub const MIN_MEMORY: u64 = 128 << 20;
 /// Smallest `disk` accepted.

@@ -130,6 +130,31 @@ fn builtins_without_a_file() -> anyhow::Result<()> {
 }
 
 #[test]
+fn builtin_profiles_bound_pids_and_memory() {
+    let cfg = ok("");
+    for p in &cfg.profiles {
+        assert_eq!(
+            p.limits.pids,
+            Some(crate::config::limits::DEFAULT_PIDS),
+            "{}",
+            p.name
+        );
+        assert_eq!(
+            p.limits.memory,
+            Some(crate::config::limits::DEFAULT_MEMORY),
+            "{}",
+            p.name
+        );
+        assert_eq!(p.limits.cpus_milli, None, "{}", p.name);
+    }
+    let raw: toml::Value = toml::from_str(builtin::BUILTIN_TOML).unwrap();
+    assert_eq!(
+        raw["profiles"]["shell"]["memory"].as_str(),
+        Some(crate::config::limits::DEFAULT_MEMORY_TEXT)
+    );
+}
+
+#[test]
 fn builtin_toml_round_trips_as_a_config_file() {
     let builtins = ok("");
     let again = ok(builtin::BUILTIN_TOML);

@@ -29,7 +29,7 @@ pub const MEMORY_ANNOTATION: &str = "io.lazaret.limits.memory";
 pub const CPUS_ANNOTATION: &str = "io.lazaret.limits.cpus";
 /// Exit status of the sandbox's init when the memory watchdog killed the sandbox.
 pub const MEMORY_LIMIT_EXIT: u8 = 251;
-/// How often the watchdog looks at the sandbox's memory.
+/// How often the watchdog looks at the sandbox's memory when close to the bound.
 pub const WATCH_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
 /// The name runsc gives its application memory file.
 pub const SENTRY_MEMFD: &str = "/memfd:runsc-memory";
@@ -132,16 +132,83 @@ pub fn allocated_bytes(file: &std::fs::File) -> std::io::Result<u64> {
     Ok(file.metadata()?.blocks().saturating_mul(512))
 }
 
-/// Watches `memory` (the Sentry's memory file) every [`WATCH_INTERVAL`] and calls `kill` once
-/// when it holds more than `limit` bytes; returns then (or when the file cannot be read).
-pub fn watch_memory(memory: &std::fs::File, limit: u64, kill: impl FnOnce()) {
+/// Anonymous resident bytes of a process from its `/proc/PID/statm` text: resident minus
+/// shared pages (file and shmem-backed, which is where the Sentry's mappings of its memory file
+/// are counted), times the page size. None when the text is not a statm line.
+pub fn anon_bytes_of_statm(statm: &str, page_size: u64) -> Option<u64> {
+    let mut fields = statm.split_whitespace().map(|f| f.parse::<u64>().ok());
+    let resident = fields.nth(1)??;
+    let shared = fields.next()??;
+    Some(resident.saturating_sub(shared).saturating_mul(page_size))
+}
+
+/// What the memory bound counts of one sandbox (issue #31): the application memory in the
+/// Sentry's memory file plus the Sentry's own anonymous memory (its Go heap, the stacks and
+/// buffers it keeps for each task, the file data it caches), which the file does not hold. Both
+/// are read through descriptors opened while `/proc` was still there.
+pub struct SandboxMemory {
+    /// The Sentry's application memory file.
+    pub file: std::fs::File,
+    /// The Sentry's `/proc/PID/statm`, read again from its start at each look.
+    pub statm: Option<std::fs::File>,
+}
+
+impl SandboxMemory {
+    /// Opens both for the Sentry whose `/proc` directory is `proc_dir` (see
+    /// [`open_sentry_memory`] for `limit`).
+    pub fn open(proc_dir: &Path, limit: std::time::Duration) -> anyhow::Result<SandboxMemory> {
+        let file = open_sentry_memory(proc_dir, limit)?;
+        let statm = std::fs::File::open(proc_dir.join("statm")).ok();
+        Ok(SandboxMemory { file, statm })
+    }
+
+    /// Bytes the sandbox uses now: the memory file's blocks plus the Sentry's anonymous memory
+    /// (only the file when the Sentry's statm cannot be read).
+    pub fn used(&self) -> std::io::Result<u64> {
+        let app = allocated_bytes(&self.file)?;
+        let sentry = self.statm.as_ref().and_then(|f| {
+            use std::os::unix::fs::FileExt;
+            let mut buf = [0u8; 256];
+            let n = f.read_at(&mut buf, 0).ok()?;
+            anon_bytes_of_statm(std::str::from_utf8(&buf[..n]).ok()?, page_size())
+        });
+        Ok(app.saturating_add(sentry.unwrap_or(0)))
+    }
+}
+
+fn page_size() -> u64 {
+    nix::unistd::sysconf(nix::unistd::SysconfVar::PAGE_SIZE)
+        .ok()
+        .flatten()
+        .and_then(|p| u64::try_from(p).ok())
+        .unwrap_or(4096)
+}
+
+/// The longest pause between two looks at the sandbox's memory, far from the bound.
+pub const WATCH_INTERVAL_MAX: std::time::Duration = std::time::Duration::from_secs(1);
+/// The fastest the sandbox is assumed to take memory (measured under ptrace: ~0.5 GiB/s).
+const FASTEST_GROWTH: u64 = 1 << 30;
+
+/// When to look again with `used` of `limit` bytes taken: as long as the sandbox, taking
+/// memory at [`FASTEST_GROWTH`], needs to reach the bound, between [`WATCH_INTERVAL`] and
+/// [`WATCH_INTERVAL_MAX`]. An idle sandbox far below its bound is looked at once a second;
+/// one close to it ten times a second.
+pub fn next_look(used: u64, limit: u64) -> std::time::Duration {
+    let headroom = limit.saturating_sub(used);
+    let ms = headroom.saturating_mul(1000) / FASTEST_GROWTH;
+    std::time::Duration::from_millis(ms).clamp(WATCH_INTERVAL, WATCH_INTERVAL_MAX)
+}
+
+/// Watches what the sandbox uses (`used`), every [`next_look`], and calls `kill` once when it
+/// is more than `limit` bytes; returns then (or when it cannot be read any more).
+pub fn watch_memory(used: impl Fn() -> std::io::Result<u64>, limit: u64, kill: impl FnOnce()) {
     loop {
-        match allocated_bytes(memory) {
+        match used() {
             Ok(b) if b > limit => {
                 kill();
                 return;
             }
-            Ok(_) => std::thread::sleep(WATCH_INTERVAL),
+            Ok(b) => std::thread::sleep(next_look(b, limit)),
             Err(_) => return,
         }
     }
@@ -226,9 +293,12 @@ pub fn enforcement(host: &HostCgroups) -> Vec<Enforcement> {
             resource: "memory",
             enforced: true,
             how: format!(
-                "enforced by lazaret-runsc: it looks at the Sentry's memory file every {} ms \
-                 and beyond the bound kills the whole sandbox (exit status {MEMORY_LIMIT_EXIT})",
-                WATCH_INTERVAL.as_millis()
+                "enforced by lazaret-runsc: it looks at the Sentry's memory file and the \
+                 Sentry's own anonymous memory (every {} ms near the bound, every {} ms far \
+                 from it) and beyond the bound kills the whole sandbox (exit status \
+                 {MEMORY_LIMIT_EXIT})",
+                WATCH_INTERVAL.as_millis(),
+                WATCH_INTERVAL_MAX.as_millis()
             ),
             why_not_cgroups: Some(why_not_cgroups(host, "memory")),
         },
@@ -400,9 +470,48 @@ mod tests {
         f.write_all(&vec![1u8; 64 * 1024]).unwrap();
         f.sync_all().unwrap();
         let mut killed = 0;
-        watch_memory(&f, 4096, || killed += 1);
+        watch_memory(|| allocated_bytes(&f), 4096, || killed += 1);
         assert_eq!(killed, 1);
         assert!(allocated_bytes(&f).unwrap() >= 64 * 1024);
+    }
+
+    #[test]
+    fn looks_more_often_the_closer_the_bound() {
+        let g = 1u64 << 30;
+        assert_eq!(next_look(150 << 20, 4 * g), WATCH_INTERVAL_MAX);
+        assert_eq!(next_look(4 * g - (50 << 20), 4 * g), WATCH_INTERVAL);
+        assert_eq!(next_look(5 * g, 4 * g), WATCH_INTERVAL);
+        let half = next_look(4 * g - g / 2, 4 * g);
+        assert!(
+            half > WATCH_INTERVAL && half < WATCH_INTERVAL_MAX,
+            "{half:?}"
+        );
+    }
+
+    #[test]
+    fn the_sentrys_anonymous_memory_counts_not_its_mappings_of_the_file() {
+        // size resident shared text lib data dt, in pages.
+        assert_eq!(
+            anon_bytes_of_statm("300000 70000 20000 5000 0 90000 0\n", 4096),
+            Some(50000 * 4096)
+        );
+        assert_eq!(anon_bytes_of_statm("1 2 9 0 0 0 0", 4096), Some(0));
+        assert_eq!(anon_bytes_of_statm("garbage", 4096), None);
+        assert_eq!(anon_bytes_of_statm("", 4096), None);
+        // This process: the file's blocks plus its own anonymous memory.
+        use std::io::Write;
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(&vec![1u8; 64 * 1024]).unwrap();
+        f.sync_all().unwrap();
+        let m = SandboxMemory {
+            file: f,
+            statm: std::fs::File::open("/proc/self/statm").ok(),
+        };
+        let used = m.used().unwrap();
+        let file_only = allocated_bytes(&m.file).unwrap();
+        assert!(used > file_only, "{used} vs {file_only}");
+        // Read again from the start: a second look sees a fresh value, not the end of file.
+        assert!(m.used().unwrap() > file_only);
     }
 
     #[test]

@@ -172,13 +172,13 @@ fn init(runsc: &Path, args: &[OsString], call: &CreateCall, mut report: UnixStre
         }
     };
     detach_stdio(report.as_raw_fd());
-    // The memory bound (issue #19): the Sentry's memory file is opened while this namespace's
+    // The memory bound (issue #19, #31): the Sentry's memory file and statm are opened while this namespace's
     // `/proc` is still mounted; the watch needs nothing else.
     let memory = match limits.memory {
         Some(bound) => {
             let proc_dir = Path::new("/proc").join(sandbox.to_string());
-            match limits::open_sentry_memory(&proc_dir, std::time::Duration::from_secs(5)) {
-                Ok(file) => Some((file, bound)),
+            match limits::SandboxMemory::open(&proc_dir, std::time::Duration::from_secs(5)) {
+                Ok(memory) => Some((memory, bound)),
                 Err(e) => {
                     let _ = writeln!(report, "error applying memory = {bound} bytes: {e:#}");
                     return 1;
@@ -192,13 +192,17 @@ fn init(runsc: &Path, args: &[OsString], call: &CreateCall, mut report: UnixStre
         return 1;
     }
     let over_memory = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    if let Some((file, bound)) = memory {
+    if let Some((memory, bound)) = memory {
         let over = over_memory.clone();
         std::thread::spawn(move || {
-            limits::watch_memory(&file, bound, || {
-                over.store(true, std::sync::atomic::Ordering::SeqCst);
-                let _ = kill(Pid::from_raw(sandbox), Signal::SIGKILL);
-            });
+            limits::watch_memory(
+                || memory.used(),
+                bound,
+                || {
+                    over.store(true, std::sync::atomic::Ordering::SeqCst);
+                    let _ = kill(Pid::from_raw(sandbox), Signal::SIGKILL);
+                },
+            );
         });
     }
     let _ = writeln!(report, "created {sandbox}");

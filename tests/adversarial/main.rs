@@ -23,6 +23,10 @@
 //!   through TIOCSTI, a clipboard that holds no image;
 //! - `sessions`: coordinator-owned sessions (issue #14): output parked for the next terminal
 //!   that attaches, a stalled client, a command that ignores `lazaret kill`'s hangup;
+//! - `limits`: the host's tasks and memory taken from a Domain of the default profile (fork
+//!   bomb, memory hog, memory kept in the Sentry's own heap through pipe buffers);
+//! - `session_anchor`: another session's Session Anchor, looked for in every process's
+//!   environment, command line and reopenable descriptor;
 //! - `isolation`, `network`, `state`: the rest of the checklist in the security test design.
 
 #[path = "../support/mod.rs"]
@@ -35,8 +39,10 @@ mod escalated_git;
 mod git_boundary;
 mod git_sentry;
 mod isolation;
+mod limits;
 mod mailbox;
 mod network;
 mod screen_feed;
+mod session_anchor;
 mod sessions;
 mod state;

@@ -1,12 +1,15 @@
 //! `idle_stop` (issue #18): a Domain whose sessions are all coordinator-owned, detached (no
 //! client attached: a control centre showing a session counts as attached), without a pending
-//! escalation, and silent for the profile's `idle_stop` is stopped: its sessions are ended as
-//! `lazaret kill` ends them, and the last one's end tears the Domain down as always.
+//! escalation, and without input from the developer for the profile's `idle_stop` is stopped:
+//! its sessions are ended as `lazaret kill` ends them, and the last one's end tears the Domain
+//! down as always.
 //!
-//! "Silent for" counts from the later of a session's last output and the first look that saw
-//! the Domain qualify after one that did not (somebody attached, a prompt waiting, a `lazaret
-//! run` session): a developer who watched a quiet screen for hours and detaches gets the whole
-//! `idle_stop` again (a look later at most). The Domain is looked at once a minute at most (every second at least
+//! Idle means the developer's silence, whatever the sandbox prints (issue #31): output is the
+//! sandbox's to choose, so counting it let one byte an hour keep a forgotten agent running for
+//! ever. "Without input for" counts from the later of a session's last input from a client (or
+//! its start) and the first look that saw the Domain qualify after one that did not (somebody
+//! attached, a prompt waiting, a `lazaret run` session): a developer who watched a screen for
+//! hours and detaches gets the whole `idle_stop` again (a look later at most). The Domain is looked at once a minute at most (every second at least
 //! for short settings): idle, it costs one wake-up a minute.
 
 use super::SessionHost;
@@ -22,14 +25,14 @@ pub struct Seen {
     pub attached: usize,
     /// Its escalations waiting for a decision.
     pub pending: u32,
-    /// Since its last output (or its start).
+    /// Since its last input from an attached client (or its start); its output does not count.
     pub quiet_for: Duration,
 }
 
 /// What to do after a look.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
-    /// Every session qualified and was silent long enough: end them.
+    /// Every session qualified and had no input long enough: end them.
     Stop,
     /// Look again after this long; `busy`: the Domain did not qualify now.
     Wait { after: Duration, busy: bool },
@@ -38,6 +41,18 @@ pub enum Verdict {
 /// The shortest and longest pause between looks.
 const MIN_LOOK: Duration = Duration::from_secs(1);
 const MAX_LOOK: Duration = Duration::from_secs(60);
+
+/// How long the developer has been silent in a session at `now_ms`: since its last input from a
+/// client (`last_input_ms`, 0: never) or else its start. What the session printed is not asked:
+/// the sandbox chooses its output, not the developer's presence.
+pub fn input_quiet_for(now_ms: u64, started_ms: u64, last_input_ms: u64) -> Duration {
+    let since = if last_input_ms > 0 {
+        last_input_ms
+    } else {
+        started_ms
+    };
+    Duration::from_millis(now_ms.saturating_sub(since))
+}
 
 /// Decides on the sessions seen, `since_busy` after the Domain last did not qualify.
 pub fn decide(sessions: &[Seen], idle_stop: Duration, since_busy: Duration) -> Verdict {
@@ -76,16 +91,12 @@ impl SessionHost {
             .filter(|s| s.running)
             .map(|info| {
                 let id = info.session_id.as_str();
-                let last = hosted
-                    .get(id)
-                    .map(|s| s.activity().0)
-                    .filter(|ms| *ms > 0)
-                    .unwrap_or(info.started_unix_ms);
+                let last_input = hosted.get(id).map_or(0, |s| s.last_input_unix_ms());
                 Seen {
                     hosted: info.hosted,
                     attached: info.attached.len(),
                     pending: board.pending_of(id),
-                    quiet_for: Duration::from_millis(now.saturating_sub(last)),
+                    quiet_for: input_quiet_for(now, info.started_unix_ms, last_input),
                 }
             })
             .collect()
@@ -110,9 +121,9 @@ pub fn spawn(host: &Arc<SessionHost>, idle_stop: Duration) {
                     tracing::info!(
                         secs = idle_stop.as_secs(),
                         sessions = seen.len(),
-                        "idle_stop: every session detached and silent; ending them"
+                        "idle_stop: every session detached and without input; ending them"
                     );
-                    host.end_all("idle_stop (every session detached and silent)");
+                    host.end_all("idle_stop (every session detached and without input)");
                     return;
                 }
                 Verdict::Wait { after, busy } => {
@@ -142,13 +153,13 @@ mod tests {
     }
 
     #[test]
-    fn stops_only_when_every_session_is_detached_without_a_prompt_and_silent_long_enough() {
+    fn stops_only_when_every_session_is_detached_without_a_prompt_and_without_input_long_enough() {
         let long = 9 * H;
         assert_eq!(
             decide(&[detached(long), detached(long)], 8 * H, long),
             Verdict::Stop
         );
-        // One session spoke an hour ago: seven hours to go (looked at again within a minute).
+        // The developer typed into one session an hour ago: seven hours to go (looked at again within a minute).
         assert_eq!(
             decide(&[detached(long), detached(H)], 8 * H, long),
             Verdict::Wait {
@@ -185,6 +196,26 @@ mod tests {
             decide(&[], 8 * H, long),
             Verdict::Wait { busy: true, .. }
         ));
+    }
+
+    #[test]
+    fn output_never_keeps_the_domain_only_the_developers_input_does() {
+        let start = 1_000_000;
+        let now = start + 9 * 3_600_000;
+        // Printed a byte a minute ago (output is not asked), no input since its start: nine
+        // hours of silence, stopped under `idle_stop = "8h"`.
+        let quiet = input_quiet_for(now, start, 0);
+        assert_eq!(quiet, 9 * H);
+        assert_eq!(decide(&[detached(quiet)], 8 * H, 9 * H), Verdict::Stop);
+        // The developer typed an hour ago: seven hours to go.
+        let quiet = input_quiet_for(now, start, now - 3_600_000);
+        assert_eq!(quiet, H);
+        assert!(matches!(
+            decide(&[detached(quiet)], 8 * H, 9 * H),
+            Verdict::Wait { busy: false, .. }
+        ));
+        // A clock that went back counts as no silence, never as a long one.
+        assert_eq!(input_quiet_for(start, now, 0), Duration::ZERO);
     }
 
     #[test]

@@ -36,6 +36,8 @@ struct State {
     layout_hint: String,
     /// What the host observed of the session's activity (issue #15).
     activity: crate::coordinator::activity::Tracker,
+    /// When an attached client last sent input (the developer's keys, a paste); None: never.
+    last_input: Option<std::time::Instant>,
 }
 
 pub struct HostedSession {
@@ -136,6 +138,7 @@ impl HostedSession {
                 exit: None,
                 layout_hint: String::new(),
                 activity: Default::default(),
+                last_input: None,
             }),
             writer: Mutex::new(Some(writer)),
             master: Mutex::new(Some(master)),
@@ -225,6 +228,15 @@ impl HostedSession {
             crate::coordinator::status::now_unix_ms().saturating_sub(ago)
         });
         (last, st.activity.attention().unwrap_or_default().to_owned())
+    }
+
+    /// When an attached client last sent input to the session (Unix ms, 0: never), for the
+    /// idle stop: what the sandbox prints never counts as the developer being there.
+    pub fn last_input_unix_ms(&self) -> u64 {
+        lock(&self.state).last_input.map_or(0, |at| {
+            let ago = u64::try_from(at.elapsed().as_millis()).unwrap_or(u64::MAX);
+            crate::coordinator::status::now_unix_ms().saturating_sub(ago)
+        })
     }
 
     /// A client looked at the session (typed into it); true when that cleared an attention.
@@ -331,6 +343,7 @@ impl HostedSession {
             else {
                 return;
             };
+            st.last_input = Some(std::time::Instant::now());
             self.apply_size(&mut st, size, viewer);
         }
         self.write(bytes);
