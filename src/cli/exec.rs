@@ -57,7 +57,7 @@ pub fn execute(layout: &Layout, args: ExecArgs) -> anyhow::Result<i32> {
     match run(layout, args) {
         Ok((code, result)) => {
             if json {
-                println!("{}", serde_json::to_string(&result)?);
+                crate::say_out!("{}", super::safe_json::to_line(&result)?);
             } else {
                 std::io::stdout().write_all(result.stdout.as_bytes())?;
                 std::io::stderr().write_all(result.stderr.as_bytes())?;
@@ -66,14 +66,17 @@ pub fn execute(layout: &Layout, args: ExecArgs) -> anyhow::Result<i32> {
                         .into_iter()
                         .flatten()
                     {
-                        eprintln!("lazaret: output truncated; full log: {}", log.display());
+                        crate::say!("lazaret: output truncated; full log: {}", log.display());
                     }
                 }
             }
             Ok(code)
         }
         Err(e) if json => {
-            println!("{}", serde_json::json!({ "error": format!("{e:#}") }));
+            crate::say_out!(
+                "{}",
+                super::safe_json::to_line(&serde_json::json!({ "error": format!("{e:#}") }))?
+            );
             tracing::error!("{e:#}");
             Ok(125)
         }

@@ -21,6 +21,7 @@
 //!   through TIOCSTI, a clipboard that holds no image;
 //! - `sessions`: coordinator-owned sessions (issue #14): output parked for the next terminal
 //!   that attaches, a stalled client, a command that ignores `lazaret kill`'s hangup;
+//! - `messages`: Lazaret's own notices, warnings and errors quoting names the sandbox chose;
 //! - `isolation`, `network`, `state`: the rest of the checklist in the security test design.
 
 #[path = "../support/mod.rs"]
@@ -33,6 +34,7 @@ mod git_boundary;
 mod git_sentry;
 mod isolation;
 mod mailbox;
+mod messages;
 mod network;
 mod screen_feed;
 mod sessions;
