@@ -270,8 +270,11 @@ fn render(cfg: &HostConfig, p: &AgentProfile) -> String {
         &mut s,
         "terminal",
         &format!(
-            "clipboard {}, notifications {}",
-            p.terminal.clipboard, p.terminal.notifications
+            "clipboard {}, notifications {}, hyperlinks {}, echo_queries {}",
+            p.terminal.clipboard,
+            p.terminal.notifications,
+            p.terminal.hyperlinks,
+            p.terminal.echo_queries
         ),
     );
     // Resource bounds (issue #19); `lazaret doctor` says how this host enforces each.
