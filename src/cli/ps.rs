@@ -78,7 +78,7 @@ pub fn execute(layout: &Layout, args: PsArgs) -> anyhow::Result<i32> {
         for s in domains.iter_mut().flat_map(|d| d.sessions.iter_mut()) {
             s.activity = s.hosted.then(|| activity_of(s, now).word().to_owned());
         }
-        outln!("{}", serde_json::to_string_pretty(&domains)?);
+        outln!("{}", super::safe_json::to_string(&domains)?);
         return Ok(0);
     }
     if domains.is_empty() {
