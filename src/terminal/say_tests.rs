@@ -12,11 +12,13 @@ const ALLOWED: &[(&str, &str)] = &[
     ),
     (
         "src/cli/exec.rs",
-        "the command's own output, the bytes the sandbox wrote, as a pipe carries them",
+        "the command's own output: the sandbox's bytes, through the passthrough filter to a \
+         terminal",
     ),
     (
         "src/profile_setup.rs",
-        "the profile's setup command's output, the sandbox's bytes (as `run` without a terminal)",
+        "the setup command's output: the sandbox's bytes, through the passthrough filter to a \
+         terminal",
     ),
     (
         "src/cli/completions.rs",
