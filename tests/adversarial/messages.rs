@@ -105,3 +105,54 @@ fn cleanup(ws: &TestWorkspace) {
         "find . -maxdepth 1 -name '*.ignored' -delete; git checkout -q -- . 2>/dev/null || true",
     );
 }
+
+/// `line` run by `sh` on a terminal (`script`): what the terminal received holds the text of
+/// `h.sh`'s output and none of its sequences.
+fn assert_text_only(dev: &Dev, line: &str) {
+    let out = dev
+        .command("script")
+        .args(["-qec", line, "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("running script");
+    let shown = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(shown.contains("rc=0"), "{line}: {shown:?}");
+    assert!(shown.contains("ABCDEF"), "{line}: {shown:?}");
+    for seq in ["]52;", "P$q", "]8;", "[21t"] {
+        assert!(
+            !shown.contains(seq),
+            "{line}: {seq} reached the terminal: {shown:?}"
+        );
+    }
+}
+
+/// Inside, with `lazaret exec`'s stdout a terminal (a script's, a developer's shell): OSC 52
+/// (set the host clipboard), a DECRQSS query (its reply echoes `m…`), an OSC 8 link to
+/// `file:///etc`, CSI 21 t (report the title); then the same through `lazaret run`. Expected:
+/// the terminal receives the text only; through a pipe the bytes stay the command's own.
+#[test]
+fn exec_and_run_output_to_a_terminal_goes_through_the_passthrough_filter() {
+    let dev = Dev::get();
+    let ws = dev.workspace("msg-exec");
+    ws.host_sh(
+        "printf '%s\\n' \"printf 'A\\\\033]52;c;cHduZWQ=\\\\007B\\\\033P\\$qm\\\\033\\\\\\\\C\\\\033]8;;file:///etc\\\\033\\\\\\\\D\\\\033]8;;\\\\033\\\\\\\\E\\\\033[21tF'\" > h.sh",
+    );
+    let line = format!(
+        "cd '{}' && lazaret exec -- sh /workspace/h.sh; echo rc=$?",
+        ws.path.display()
+    );
+    assert_text_only(&dev, &line);
+    // `lazaret run` on a terminal: the same filter.
+    let line = format!(
+        "cd '{}' && lazaret run -- sh /workspace/h.sh; echo rc=$?",
+        ws.path.display()
+    );
+    assert_text_only(&dev, &line);
+    let piped = ws.lazaret(&["exec", "--", "sh", "/workspace/h.sh"]);
+    assert_eq!(piped.code, Some(0), "{piped:?}");
+    assert!(
+        piped.stdout.contains("\u{1b}]52;c;cHduZWQ=\u{7}B"),
+        "{piped:?}"
+    );
+    ws.assert_nothing_left();
+}
