@@ -11,7 +11,8 @@ use clap::Args;
 /// each failing check. Exit status: 0 when nothing fails, 1 otherwise.
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
-    /// Print the checks as JSON (an array of {name, status, detail, fix}).
+    /// Print the checks as JSON (an array of {name, status, detail, fix}). Every character
+    /// outside printable ASCII is a \uXXXX escape.
     #[arg(long)]
     pub json: bool,
 }

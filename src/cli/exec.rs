@@ -25,6 +25,8 @@ use std::time::Instant;
 pub struct ExecArgs {
     /// Print one JSON object: exit_code, stdout, stderr, duration_ms, session_id, truncated,
     /// stdout_log, stderr_log (logs only when truncated). Lazaret's own failure: {"error": …}.
+    /// Strings hold the raw values (stdout and stderr exactly as the command wrote them, as
+    /// UTF-8); every character outside printable ASCII is a \uXXXX escape.
     #[arg(long)]
     pub json: bool,
     /// Agent Profile to run (default: `default_profile` of the host configuration, else the built-in "shell"; see `lazaret profile list`).

@@ -18,7 +18,7 @@ pub struct PsArgs {
     /// as the host observed them): `escalation` (`pending_escalations` requests wait),
     /// `attention` (then `attention` says why: `bell` or `notification: TEXT`, escaped),
     /// `working`, `idle` or `ending`, with `last_output_unix_ms`.
-    /// Schema: docs/coordinator.md.
+    /// Every character outside printable ASCII is a \uXXXX escape. Schema: docs/coordinator.md.
     #[arg(long)]
     pub json: bool,
 }
