@@ -70,7 +70,16 @@ const ALLOWED: &[(&str, &str)] = &[
 ];
 
 const PRINTS: &[&str] = &["println!(", "eprintln!(", "print!(", "eprint!("];
-const STREAMS: &[&str] = &["io::stdout()", "io::stderr()"];
+/// The terminal reached another way: the standard streams, their descriptors, the tty itself.
+const STREAMS: &[&str] = &[
+    "io::stdout()",
+    "io::stderr()",
+    "STDOUT_FILENO",
+    "STDERR_FILENO",
+    "from_raw_fd(1)",
+    "from_raw_fd(2)",
+    "\"/dev/tty\"",
+];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
