@@ -344,3 +344,45 @@ fn hyperlinks_show_their_text_only_unless_allowed() {
         b"see docs.rs/serde ok",
     );
 }
+
+/// Random output over the bytes that matter to the filter: whatever the split, the same bytes
+/// pass; never more than came in; none of the sequences dropped by default (OSC 8, OSC 50,
+/// DECRQSS, XTGETTCAP, CSI 20/21 t) reaches the terminal in its 7-bit form.
+#[test]
+fn random_output_never_passes_a_dropped_query_or_link() {
+    const ALPHABET: &[u8] = b"\x1b\x1b\x1b[]P$+q;t012589\x07\\\x9b\x90\x9c\xc2\x18ax";
+    const NEVER: [&[u8]; 6] = [
+        b"\x1b]8;",
+        b"\x1b]50;",
+        b"\x1bP$q",
+        b"\x1bP+q",
+        b"\x1b[21t",
+        b"\x1b[20t",
+    ];
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for _ in 0..20_000 {
+        let len = (next() % 40) as usize;
+        let input: Vec<u8> = (0..len)
+            .map(|_| ALPHABET[(next() % ALPHABET.len() as u64) as usize])
+            .collect();
+        let whole = run(NONE, &[&input]);
+        let cut = (next() as usize) % (input.len() + 1);
+        let split = run(NONE, &[&input[..cut], &input[cut..]]);
+        let bytes: Vec<&[u8]> = input.chunks(1).collect();
+        assert_eq!(split, whole, "split at {cut}: {input:?}");
+        assert_eq!(run(NONE, &bytes), whole, "bytewise: {input:?}");
+        assert!(whole.len() <= input.len(), "{input:?} -> {whole:?}");
+        for seq in NEVER {
+            assert!(
+                !whole.windows(seq.len()).any(|w| w == seq),
+                "{seq:?} passed: {input:?} -> {whole:?}"
+            );
+        }
+    }
+}
