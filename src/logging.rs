@@ -35,7 +35,7 @@ pub fn init(layout: &Layout, verbosity: u8) {
                 .with_writer(Mutex::new(file))
                 .try_init();
         }
-        Err(e) => eprintln!(
+        Err(e) => crate::say!(
             "lazaret: warning: cannot open the log in {}: {e} (continuing without a log)",
             dir.display()
         ),

@@ -23,7 +23,7 @@ fn main() -> ExitCode {
         return match result {
             Ok(_) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("lazaret: error: {e:#}");
+                lazaret::say!("lazaret: error: {e:#}");
                 ExitCode::from(LAZARET_FAILED)
             }
         };
@@ -66,7 +66,7 @@ fn main() -> ExitCode {
         Err(e) => {
             lazaret::terminal::raw_mode::restore();
             tracing::error!("{e:#}");
-            eprintln!("lazaret: error: {e:#}");
+            lazaret::say!("lazaret: error: {e:#}");
             ExitCode::from(LAZARET_FAILED)
         }
     }

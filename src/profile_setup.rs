@@ -57,16 +57,46 @@ pub fn ensure(domain: &Domain, profile: &AgentProfile, sandbox: &str) -> anyhow:
          State Anchor; later launches skip it)",
         profile.name
     );
-    let to_stderr = std::io::stderr()
-        .as_fd()
-        .try_clone_to_owned()
-        .context("duplicating stderr")?;
-    let status = podman
-        .command(exec(setup.command.clone()))
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(to_stderr))
-        .status()
-        .context("running the profile's setup")?;
+    let mut command = podman.command(exec(setup.command.clone()));
+    command.stdin(Stdio::null());
+    let status = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        // The setup's output is the sandbox's: on a terminal, through the passthrough's filter.
+        let mut child = command
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .context("running the profile's setup")?;
+        let copies: Vec<_> = [
+            child
+                .stdout
+                .take()
+                .map(|o| Box::new(o) as Box<dyn std::io::Read + Send>),
+            child
+                .stderr
+                .take()
+                .map(|e| Box::new(e) as Box<dyn std::io::Read + Send>),
+        ]
+        .into_iter()
+        .flatten()
+        .map(|from| {
+            crate::terminal::passthrough::copy_filtered(from, std::io::stderr(), profile.terminal)
+        })
+        .collect();
+        let status = child.wait().context("waiting for the profile's setup")?;
+        for c in copies {
+            let _ = c.join();
+        }
+        status
+    } else {
+        let to_stderr = std::io::stderr()
+            .as_fd()
+            .try_clone_to_owned()
+            .context("duplicating stderr")?;
+        command
+            .stdout(Stdio::from(to_stderr))
+            .status()
+            .context("running the profile's setup")?
+    };
     if !status.success() {
         bail!(
             "the setup of profile {:?} failed ({status}); its output is above. Fix the cause \

@@ -100,7 +100,7 @@ impl SessionPlan {
         config.check_outside(&mounted)?;
         domain.prepare_dirs(layout)?;
         if std::fs::symlink_metadata(domain.workspace.root.join(".git")).is_err() {
-            eprintln!(
+            crate::say!(
                 "lazaret: note: {} is not a Git repository: no Git Sentry protections or Ignored \
                  Workspace State apply; a repository created inside (git init) is renamed aside \
                  when the run ends (see docs/git-sentry.md)",
@@ -351,7 +351,7 @@ impl SessionPlan {
             Err(e) => {
                 tracing::warn!("Git Sentry end-of-run check: {e:#}");
                 if !embedded {
-                    eprintln!("lazaret: warning: Git Sentry end-of-run check failed: {e:#}");
+                    crate::say!("lazaret: warning: Git Sentry end-of-run check failed: {e:#}");
                 }
             }
         }
@@ -364,7 +364,7 @@ impl SessionPlan {
             if let Err(e) = b.round_if_changed() {
                 tracing::warn!("git boundary: {e}");
                 if !embedded {
-                    eprintln!(
+                    crate::say!(
                         "lazaret: warning: git boundary: {}",
                         crate::runtime::git_boundary::printable(&e)
                     );
@@ -373,7 +373,7 @@ impl SessionPlan {
         }
         if !embedded {
             for m in crate::runtime::git_boundary::log_since(&self.domain, from) {
-                eprintln!("lazaret: {m}");
+                crate::say!("lazaret: {m}");
             }
         }
     }
@@ -382,7 +382,7 @@ impl SessionPlan {
     fn tell(&self, messages: &[String], embedded: bool) {
         if !embedded {
             for m in messages {
-                eprintln!("lazaret: warning: {m}");
+                crate::say!("lazaret: warning: {m}");
             }
         }
     }
@@ -422,14 +422,14 @@ impl SessionPlan {
             Ok(Released::Abandoned) => {
                 // The coordinator died before the sandbox stopped: stop it here (unless a new
                 // start already took the Domain over, which recovers it first).
-                eprintln!(
+                crate::say!(
                     "lazaret: the Session Coordinator ended before it stopped the Agent Sandbox;                      stopping it"
                 );
                 if let Err(e) = crate::coordinator::launch::recover_if_free(&self.domain) {
-                    eprintln!("lazaret: warning: {e:#}");
+                    crate::say!("lazaret: warning: {e:#}");
                 }
             }
-            Ok(Released::TimedOut) => eprintln!(
+            Ok(Released::TimedOut) => crate::say!(
                 "lazaret: warning: the Agent Sandbox is still stopping after {TEARDOWN_WAIT:?}"
             ),
             Err(e) => tracing::warn!("waiting for the sandbox to stop: {e:#}"),

@@ -7,13 +7,20 @@ use lazaret_protocol::access::TerminalAccess;
 use lazaret_ui::terminal::output_filter::OutputFilter;
 use libfuzzer_sys::fuzz_target;
 
-/// OSC introducers (7-bit form) the default access blocks: clipboard and notifications.
+/// Sequences (7-bit form) the default access blocks: clipboard, notifications, hyperlinks and
+/// queries whose reply echoes the sandbox's text (issue #31).
 const BLOCKED: &[&[u8]] = &[
     b"\x1b]52;",
     b"\x1b]5522;",
     b"\x1b]9;",
     b"\x1b]99;",
     b"\x1b]777;",
+    b"\x1b]8;",
+    b"\x1b]50;",
+    b"\x1bP$q",
+    b"\x1bP+q",
+    b"\x1b[20t",
+    b"\x1b[21t",
 ];
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {

@@ -10,7 +10,7 @@ use std::process::{Command, ExitCode};
 fn main() -> ExitCode {
     let args: Vec<_> = std::env::args_os().skip(1).collect();
     let Some(runsc) = find_runsc(std::env::var_os("LAZARET_RUNSC").as_deref()) else {
-        eprintln!("lazaret-runsc: runsc not found (install it: scripts/setup)");
+        lazaret::say!("lazaret-runsc: runsc not found (install it: scripts/setup)");
         return ExitCode::from(127);
     };
     let runsc_args = rewrite_args(&args);
@@ -18,12 +18,12 @@ fn main() -> ExitCode {
         return match sandbox_namespaces::create(&runsc, &runsc_args, &call) {
             Ok(code) => ExitCode::from(code),
             Err(e) => {
-                eprintln!("lazaret-runsc: creating the Agent Sandbox: {e:#}");
+                lazaret::say!("lazaret-runsc: creating the Agent Sandbox: {e:#}");
                 ExitCode::from(1)
             }
         };
     }
     let err = Command::new(&runsc).args(runsc_args).exec();
-    eprintln!("lazaret-runsc: cannot run {}: {err}", runsc.display());
+    lazaret::say!("lazaret-runsc: cannot run {}: {err}", runsc.display());
     ExitCode::from(126)
 }

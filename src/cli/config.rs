@@ -76,7 +76,7 @@ pub fn execute(layout: &Layout, args: ConfigArgs) -> anyhow::Result<i32> {
     match args.command {
         ConfigCommand::Check(a) => check(layout, &a),
         ConfigCommand::Path(_) => {
-            println!("{}", config::config_file(layout).display());
+            crate::say_out!("{}", config::config_file(layout).display());
             Ok(0)
         }
     }
@@ -88,7 +88,7 @@ fn check(layout: &Layout, args: &CheckArgs) -> anyhow::Result<i32> {
         Err(e) => {
             if args.json {
                 let out = serde_json::json!({ "ok": false, "error": format!("{e:#}") });
-                println!("{}", serde_json::to_string_pretty(&out)?);
+                crate::say_out!("{}", crate::cli::safe_json::to_string(&out)?);
             }
             return Err(e);
         }
@@ -100,17 +100,17 @@ fn check(layout: &Layout, args: &CheckArgs) -> anyhow::Result<i32> {
             "profiles": cfg.names(),
             "default_profile": cfg.default_profile,
         });
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        crate::say_out!("{}", crate::cli::safe_json::to_string(&out)?);
         return Ok(0);
     }
     match &cfg.source {
-        Some(file) => println!(
+        Some(file) => crate::say_out!(
             "configuration OK: {} ({} profiles, default {})",
             file.display(),
             cfg.profiles.len(),
             cfg.default_profile
         ),
-        None => println!(
+        None => crate::say_out!(
             "no configuration file at {}: built-in profiles only",
             cfg.path.display()
         ),

@@ -11,7 +11,8 @@ use clap::Args;
 /// each failing check. Exit status: 0 when nothing fails, 1 otherwise.
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
-    /// Print the checks as JSON (an array of {name, status, detail, fix}).
+    /// Print the checks as JSON (an array of {name, status, detail, fix}). Every character
+    /// outside printable ASCII is a \uXXXX escape.
     #[arg(long)]
     pub json: bool,
 }
@@ -19,14 +20,14 @@ pub struct DoctorArgs {
 pub fn execute(layout: &Layout, args: DoctorArgs) -> anyhow::Result<i32> {
     let checks = doctor::run_all(layout);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&checks)?);
+        crate::say_out!("{}", crate::cli::safe_json::to_string(&checks)?);
     } else {
         let mut in_limits = false;
         for c in &checks {
             // The profile bounds (`memory`, `pids`, `cpus`, `disk`) under their own heading.
             if c.name.starts_with("limits: ") != in_limits {
                 in_limits = !in_limits;
-                println!(
+                crate::say_out!(
                     "{}",
                     if in_limits {
                         "resource limits (profile keys memory, pids, cpus, disk):"
@@ -40,10 +41,10 @@ pub fn execute(layout: &Layout, args: DoctorArgs) -> anyhow::Result<i32> {
                 Status::Warn => "warn",
                 Status::Fail => "FAIL",
             };
-            println!("{mark} {:<18} {}", c.name, c.detail);
+            crate::say_out!("{mark} {:<18} {}", c.name, c.detail);
             if let Some(fix) = &c.fix {
                 if c.status != Status::Ok {
-                    println!("     fix: {fix}");
+                    crate::say_out!("     fix: {fix}");
                 }
             }
         }

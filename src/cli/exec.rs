@@ -25,6 +25,8 @@ use std::time::Instant;
 pub struct ExecArgs {
     /// Print one JSON object: exit_code, stdout, stderr, duration_ms, session_id, truncated,
     /// stdout_log, stderr_log (logs only when truncated). Lazaret's own failure: {"error": …}.
+    /// Strings hold the raw values (stdout and stderr exactly as the command wrote them, as
+    /// UTF-8); every character outside printable ASCII is a \uXXXX escape.
     #[arg(long)]
     pub json: bool,
     /// Agent Profile to run (default: `default_profile` of the host configuration, else the built-in "shell"; see `lazaret profile list`).
@@ -50,6 +52,9 @@ struct ExecResult {
     stdout_log: Option<PathBuf>,
     #[serde(skip_serializing_if = "Option::is_none")]
     stderr_log: Option<PathBuf>,
+    /// What the profile lets the output do to a terminal it is written to.
+    #[serde(skip)]
+    access: crate::profile::TerminalAccess,
 }
 
 pub fn execute(layout: &Layout, args: ExecArgs) -> anyhow::Result<i32> {
@@ -57,28 +62,46 @@ pub fn execute(layout: &Layout, args: ExecArgs) -> anyhow::Result<i32> {
     match run(layout, args) {
         Ok((code, result)) => {
             if json {
-                println!("{}", serde_json::to_string(&result)?);
+                crate::say_out!("{}", super::safe_json::to_line(&result)?);
             } else {
-                std::io::stdout().write_all(result.stdout.as_bytes())?;
-                std::io::stderr().write_all(result.stderr.as_bytes())?;
+                write_output(std::io::stdout(), &result.stdout, result.access)?;
+                write_output(std::io::stderr(), &result.stderr, result.access)?;
                 if result.truncated {
                     for log in [&result.stdout_log, &result.stderr_log]
                         .into_iter()
                         .flatten()
                     {
-                        eprintln!("lazaret: output truncated; full log: {}", log.display());
+                        crate::say!("lazaret: output truncated; full log: {}", log.display());
                     }
                 }
             }
             Ok(code)
         }
         Err(e) if json => {
-            println!("{}", serde_json::json!({ "error": format!("{e:#}") }));
+            crate::say_out!(
+                "{}",
+                super::safe_json::to_line(&serde_json::json!({ "error": format!("{e:#}") }))?
+            );
             tracing::error!("{e:#}");
             Ok(125)
         }
         Err(e) => Err(e),
     }
+}
+
+/// The command's output as a pipe carries it, or, to a terminal, through the passthrough's
+/// filter (DX-4): the same the sandbox's output in `lazaret run` may do there, no more.
+fn write_output(
+    mut to: impl Write + std::io::IsTerminal,
+    text: &str,
+    access: crate::profile::TerminalAccess,
+) -> std::io::Result<()> {
+    if !to.is_terminal() {
+        return to.write_all(text.as_bytes());
+    }
+    let mut shown = Vec::with_capacity(text.len());
+    crate::terminal::output_filter::OutputFilter::new(access).filter(text.as_bytes(), &mut shown);
+    to.write_all(&shown)
 }
 
 fn run(layout: &Layout, args: ExecArgs) -> anyhow::Result<(i32, ExecResult)> {
@@ -112,6 +135,7 @@ fn run(layout: &Layout, args: ExecArgs) -> anyhow::Result<(i32, ExecResult)> {
         stdout: open(&out_path)?,
         stderr: open(&err_path)?,
     };
+    let access = plan.profile.terminal;
     let outcome = plan.run(attach);
     let (stdout, out_cut) = read_capped(&out_path, args.max_output)?;
     let (stderr, err_cut) = read_capped(&err_path, args.max_output)?;
@@ -132,6 +156,7 @@ fn run(layout: &Layout, args: ExecArgs) -> anyhow::Result<(i32, ExecResult)> {
             truncated,
             stdout_log: truncated.then_some(out_path),
             stderr_log: truncated.then_some(err_path),
+            access,
         },
     ))
 }

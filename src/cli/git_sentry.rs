@@ -47,13 +47,13 @@ pub fn execute(layout: &Layout, args: GitSentryArgs) -> anyhow::Result<i32> {
             crate::domain::layout::ensure_private_dir(&layout.storage_root())?;
             let accepted = guard::accept(&ws.root, &store)?;
             if accepted.is_empty() {
-                println!(
+                crate::say_out!(
                     "{}: nothing new to accept; the record is up to date",
                     ws.root.display()
                 );
             }
             for a in accepted {
-                println!("accepted {a}");
+                crate::say_out!("accepted {a}");
             }
             Ok(0)
         }

@@ -91,7 +91,7 @@ pub fn execute(layout: &Layout, args: KillArgs) -> anyhow::Result<i32> {
         anyhow::Ok(())
     })?;
     if args.no_wait {
-        eprintln!("lazaret: asked session {short} to end");
+        crate::say!("lazaret: asked session {short} to end");
         return Ok(0);
     }
     let status_path = found.domain.address.socket.with_file_name("status.json");
@@ -112,11 +112,11 @@ pub fn execute(layout: &Layout, args: KillArgs) -> anyhow::Result<i32> {
     let domain = &found.domain.status.domain_id;
     match now {
         Progress::Left => {
-            eprintln!("lazaret: ended session {short}");
+            crate::say!("lazaret: ended session {short}");
             return Ok(0);
         }
         Progress::Lingering(secs) => {
-            eprintln!(
+            crate::say!(
                 "lazaret: ended session {short}, the last of Domain {domain}, which stays up                  {secs} s for the next `lazaret run` (linger) before it is torn down"
             );
             return Ok(0);
@@ -128,11 +128,11 @@ pub fn execute(layout: &Layout, args: KillArgs) -> anyhow::Result<i32> {
     let torn_down = wait_until(|| Some(look()).filter(|p| *p != Progress::TearingDown));
     match torn_down {
         Some(Progress::DomainGone) => {
-            eprintln!("lazaret: ended session {short}, the last of Domain {domain}: torn down");
+            crate::say!("lazaret: ended session {short}, the last of Domain {domain}: torn down");
             Ok(0)
         }
         Some(_) => {
-            eprintln!("lazaret: ended session {short}; Domain {domain} runs on (a new session)");
+            crate::say!("lazaret: ended session {short}; Domain {domain} runs on (a new session)");
             Ok(0)
         }
         None => anyhow::bail!(

@@ -70,7 +70,7 @@ fn list(cfg: &HostConfig, args: &ListArgs) -> anyhow::Result<i32> {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&rows)?);
+        crate::say_out!("{}", crate::cli::safe_json::to_string(&rows)?);
         return Ok(0);
     }
     let rows: Vec<[String; 4]> = cfg
@@ -94,9 +94,12 @@ fn list(cfg: &HostConfig, args: &ListArgs) -> anyhow::Result<i32> {
             .unwrap_or(0)
     };
     let (w0, w1, w2) = (width(0), width(1), width(2));
-    println!(
+    crate::say_out!(
         "  {:w0$}  {:w1$}  {:w2$}  {}",
-        header[0], header[1], header[2], header[3]
+        header[0],
+        header[1],
+        header[2],
+        header[3]
     );
     for (p, r) in cfg.profiles.iter().zip(&rows) {
         let mark = if p.name == cfg.default_profile {
@@ -105,7 +108,7 @@ fn list(cfg: &HostConfig, args: &ListArgs) -> anyhow::Result<i32> {
             ' '
         };
         let line = format!("{mark} {:w0$}  {:w1$}  {:w2$}  {}", r[0], r[1], r[2], r[3]);
-        println!("{}", line.trim_end());
+        crate::say_out!("{}", line.trim_end());
     }
     Ok(0)
 }
@@ -121,10 +124,10 @@ fn show(cfg: &HostConfig, args: &ShowArgs) -> anyhow::Result<i32> {
             );
             obj.insert("fingerprint".into(), p.fingerprint().into());
         }
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        crate::say_out!("{}", crate::cli::safe_json::to_string(&v)?);
         return Ok(0);
     }
-    print!("{}", render(cfg, &p));
+    crate::say_out_inline!("{}", render(cfg, &p));
     Ok(0)
 }
 
@@ -267,8 +270,11 @@ fn render(cfg: &HostConfig, p: &AgentProfile) -> String {
         &mut s,
         "terminal",
         &format!(
-            "clipboard {}, notifications {}",
-            p.terminal.clipboard, p.terminal.notifications
+            "clipboard {}, notifications {}, hyperlinks {}, echo_queries {}",
+            p.terminal.clipboard,
+            p.terminal.notifications,
+            p.terminal.hyperlinks,
+            p.terminal.echo_queries
         ),
     );
     // Resource bounds (issue #19); `lazaret doctor` says how this host enforces each.

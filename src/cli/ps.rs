@@ -18,7 +18,7 @@ pub struct PsArgs {
     /// as the host observed them): `escalation` (`pending_escalations` requests wait),
     /// `attention` (then `attention` says why: `bell` or `notification: TEXT`, escaped),
     /// `working`, `idle` or `ending`, with `last_output_unix_ms`.
-    /// Schema: docs/coordinator.md.
+    /// Every character outside printable ASCII is a \uXXXX escape. Schema: docs/coordinator.md.
     #[arg(long)]
     pub json: bool,
 }
@@ -78,7 +78,7 @@ pub fn execute(layout: &Layout, args: PsArgs) -> anyhow::Result<i32> {
         for s in domains.iter_mut().flat_map(|d| d.sessions.iter_mut()) {
             s.activity = s.hosted.then(|| activity_of(s, now).word().to_owned());
         }
-        outln!("{}", serde_json::to_string_pretty(&domains)?);
+        outln!("{}", super::safe_json::to_string(&domains)?);
         return Ok(0);
     }
     if domains.is_empty() {

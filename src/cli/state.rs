@@ -31,7 +31,8 @@ pub struct Target {
     /// The Domain of this profile in the current workspace (default: the default profile).
     #[arg(long, value_name = "NAME")]
     pub profile: Option<String>,
-    /// One JSON object on stdout (schema: docs/state.md).
+    /// One JSON object on stdout (schema: docs/state.md); strings hold the raw values, every
+    /// character outside printable ASCII a \uXXXX escape.
     #[arg(long)]
     pub json: bool,
 }
@@ -41,7 +42,8 @@ pub enum StateCommand {
     /// Every Domain: profile, workspace, ID, active or not, its State Anchors and Ignored
     /// Workspace State with sizes
     List {
-        /// One JSON object on stdout (schema: docs/state.md).
+        /// One JSON object on stdout (schema: docs/state.md); strings hold the raw values, every
+        /// character outside printable ASCII a \uXXXX escape.
         #[arg(long)]
         json: bool,
     },

@@ -67,6 +67,8 @@ pub struct RawProfile {
 pub struct RawTerminal {
     pub clipboard: Option<bool>,
     pub notifications: Option<bool>,
+    pub hyperlinks: Option<bool>,
+    pub echo_queries: Option<bool>,
     pub image_paste: Option<bool>,
 }
 

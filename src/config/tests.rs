@@ -912,10 +912,11 @@ fn terminal_access_is_off_by_default_set_per_key_and_inherited() {
     let both = TerminalAccess {
         clipboard: true,
         notifications: true,
+        ..TerminalAccess::default()
     };
     let clip = TerminalAccess {
         clipboard: true,
-        notifications: false,
+        ..TerminalAccess::default()
     };
     assert_eq!(get(&cfg, "p").terminal, clip);
     assert_eq!(get(&cfg, "q").terminal, both);
@@ -924,6 +925,20 @@ fn terminal_access_is_off_by_default_set_per_key_and_inherited() {
     assert!(!get(&cfg, "shell").terminal.clipboard);
     let refused = load(&format!("{HEAD}[profiles.p.terminal]\nosc52 = true\n"));
     assert!(refused.is_err_and(|e| e.contains("osc52")));
+}
+
+#[test]
+fn hyperlinks_and_echoing_queries_are_off_unless_a_profile_turns_them_on() {
+    let cfg = ok(&format!(
+        "{HEAD}[profiles.p.terminal]\nhyperlinks = true\n\
+         [profiles.q]\nextends = \"p\"\n[profiles.q.terminal]\necho_queries = true\n"
+    ));
+    let shell = get(&cfg, "shell").terminal;
+    assert!(!shell.hyperlinks && !shell.echo_queries);
+    let p = get(&cfg, "p").terminal;
+    assert!(p.hyperlinks && !p.echo_queries);
+    let q = get(&cfg, "q").terminal;
+    assert!(q.hyperlinks && q.echo_queries && !q.clipboard);
 }
 
 #[test]

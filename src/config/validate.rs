@@ -253,6 +253,16 @@ pub fn profile(
             .as_ref()
             .and_then(|t| t.notifications)
             .unwrap_or(inherited.notifications),
+        hyperlinks: raw
+            .terminal
+            .as_ref()
+            .and_then(|t| t.hyperlinks)
+            .unwrap_or(inherited.hyperlinks),
+        echo_queries: raw
+            .terminal
+            .as_ref()
+            .and_then(|t| t.echo_queries)
+            .unwrap_or(inherited.echo_queries),
     };
 
     let idle_after_secs = match raw.activity.as_ref().and_then(|a| a.idle_after.as_ref()) {

@@ -66,7 +66,7 @@ pub fn join_or_start_with<T>(
 fn recover(domain: &crate::domain::Domain) -> anyhow::Result<()> {
     let mut runtime = DomainRuntime::new(Podman::default(), domain.clone());
     if runtime.recover_leftovers()? {
-        eprintln!(
+        crate::say!(
             "lazaret: recovered the Domain of {} after an interrupted run",
             domain.workspace.root.display()
         );
@@ -136,7 +136,9 @@ fn start_coordinator(reg: &Registration<'_>, lock: LifecycleLock) -> anyhow::Res
     std::thread::spawn(move || {
         std::thread::sleep(PROGRESS_AFTER);
         if !seen.load(std::sync::atomic::Ordering::SeqCst) {
-            eprintln!("lazaret: starting the Domain (a first run also builds the sidecar image)…");
+            crate::say!(
+                "lazaret: starting the Domain (a first run also builds the sidecar image)…"
+            );
         }
     });
     let report = read_report(ready_r);
@@ -175,7 +177,7 @@ fn read_report(ready: OwnedFd) -> anyhow::Result<String> {
             .read_line(&mut line)
             .context("reading the Session Coordinator's report")?;
         match line.strip_prefix("note: ") {
-            Some(note) => eprintln!("lazaret: {}", note.trim_end()),
+            Some(note) => crate::say!("lazaret: {}", note.trim_end()),
             None if line.starts_with("error: ") => {
                 // An error may span lines (a Git Sentry refusal lists files and commands); the
                 // coordinator exits after it, so the rest ends at EOF.

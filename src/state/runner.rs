@@ -15,7 +15,7 @@ use crate::runtime::state_anchor::call_raw;
 use crate::runtime::state_anchor_ns::NsRequest;
 use anyhow::{bail, Context};
 use std::collections::BTreeMap;
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{BufRead, IsTerminal};
 use std::path::PathBuf;
 
 /// `--domain`, `--profile`, `--json`.
@@ -30,7 +30,7 @@ fn domain_ref(d: &Domain) -> DomainRef {
 }
 
 fn print_json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string_pretty(value)?);
+    crate::say_out!("{}", crate::cli::safe_json::to_string(value)?);
     Ok(())
 }
 
@@ -74,9 +74,9 @@ pub fn list(layout: &Layout, json: bool) -> anyhow::Result<i32> {
         })?;
     } else {
         let text = report::list_text(&domains);
-        print!("{text}");
+        crate::say_out_inline!("{text}");
         if !text.ends_with('\n') {
-            println!();
+            crate::say_out!("");
         }
     }
     Ok(0)
@@ -110,9 +110,9 @@ pub fn inspect(layout: &Layout, t: &Target, limit: usize) -> anyhow::Result<i32>
         })?;
     } else {
         let text = report::inspect_text(&domain_ref(&d), &inspections);
-        print!("{text}");
+        crate::say_out_inline!("{text}");
         if !text.ends_with('\n') {
-            println!();
+            crate::say_out!("");
         }
     }
     Ok(0)
@@ -157,7 +157,7 @@ pub fn verify(layout: &Layout, t: &Target) -> anyhow::Result<i32> {
             problems,
         })?;
     } else if ok {
-        println!(
+        crate::say_out!(
             "{}: the State of Domain {} (profile {}) is structurally sound",
             d.workspace.root.display(),
             d.id,
@@ -170,9 +170,9 @@ pub fn verify(layout: &Layout, t: &Target) -> anyhow::Result<i32> {
                 .as_ref()
                 .map(|a| a.display().to_string())
                 .unwrap_or_else(|| "Domain".into());
-            println!("{what}: {}", crate::terminal::escape::visible(&p.problem));
+            crate::say_out!("{what}: {}", crate::terminal::escape::visible(&p.problem));
         }
-        println!("the next `lazaret run` there repairs what it can (an invalid generation pointer becomes a fresh empty generation)");
+        crate::say_out!("the next `lazaret run` there repairs what it can (an invalid generation pointer becomes a fresh empty generation)");
     }
     Ok(if ok { 0 } else { 1 })
 }
@@ -211,8 +211,7 @@ fn confirm(question: &str) -> anyhow::Result<bool> {
     if !std::io::stdin().is_terminal() {
         bail!("not confirmed: stdin is not a terminal; pass --yes to reset without asking");
     }
-    eprint!("{question} [y/N] ");
-    std::io::stderr().flush()?;
+    crate::say_inline!("{question} [y/N] ");
     let mut answer = String::new();
     std::io::stdin().lock().read_line(&mut answer)?;
     Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
@@ -241,7 +240,7 @@ pub fn reset(
                 .unwrap_or_else(|| a.name.clone())
         })
         .collect();
-    eprintln!(
+    crate::say!(
         "Domain {} — profile {}, workspace {}",
         d.id,
         d.profile,
@@ -249,9 +248,9 @@ pub fn reset(
     );
     for (a, name) in chosen.iter().zip(&names) {
         let size = listing::tree_size(&a.dir);
-        eprintln!("  reset {name}  {}", report::size_text(&size));
+        crate::say!("  reset {name}  {}", report::size_text(&size));
     }
-    eprintln!("The base image, the workspace, Ignored Workspace State and other State Anchors are not touched.");
+    crate::say!("The base image, the workspace, Ignored Workspace State and other State Anchors are not touched.");
     if !yes
         && !confirm(&format!(
             "Reset {} State Anchor{}?",
@@ -259,7 +258,7 @@ pub fn reset(
             if names.len() == 1 { "" } else { "s" }
         ))?
     {
-        eprintln!("nothing reset");
+        crate::say!("nothing reset");
         return Ok(1);
     }
     let req = NsRequest::Reset {
@@ -282,7 +281,9 @@ pub fn reset(
         })?;
     } else {
         for (name, g) in &generation {
-            println!("reset {name} (now generation {g}); the next launch starts it from the image");
+            crate::say_out!(
+                "reset {name} (now generation {g}); the next launch starts it from the image"
+            );
         }
     }
     Ok(0)

@@ -6,6 +6,7 @@ pub mod cancel;
 pub mod output_end;
 pub mod passthrough;
 pub mod pty;
+pub mod say;
 
 pub use lazaret_ui::terminal::{
     control_bytes, escape, gate, guard, line_editor, output_filter, prompt, raw_mode, signals,

@@ -191,7 +191,7 @@ pub fn run_with_pipes(
 }
 
 /// Copies `from` to the terminal `to` through an [`OutputFilter`] until EOF.
-fn copy_filtered(
+pub(crate) fn copy_filtered(
     from: impl Read + Send + 'static,
     to: impl Write + Send + 'static,
     access: TerminalAccess,

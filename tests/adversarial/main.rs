@@ -27,6 +27,7 @@
 //!   bomb, memory hog, memory kept in the Sentry's own heap through pipe buffers);
 //! - `session_anchor`: another session's Session Anchor, looked for in every process's
 //!   environment, command line and reopenable descriptor;
+//! - `messages`: Lazaret's own notices, warnings and errors quoting names the sandbox chose;
 //! - `isolation`, `network`, `state`: the rest of the checklist in the security test design.
 
 #[path = "../support/mod.rs"]
@@ -41,6 +42,7 @@ mod git_sentry;
 mod isolation;
 mod limits;
 mod mailbox;
+mod messages;
 mod network;
 mod screen_feed;
 mod session_anchor;

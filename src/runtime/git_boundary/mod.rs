@@ -48,18 +48,19 @@ pub const LOG: &str = "git-boundary.log";
 const SKIP_GITLINKS: &str = "git ls-files -z --format='%(objectmode) %(path)' | tr '\\0' '\\n' \
                              | sed -n 's/^160000 //p' | git update-index --skip-worktree --stdin";
 
-/// `s` with control characters and non-ASCII shown escaped: safe on a terminal and free of
-/// look-alike letters.
+/// `s` as the one escaping of sandbox text shows it ([`crate::terminal::escape`]), with every
+/// non-ASCII character also written `\u{hex}`: safe on a terminal and free of look-alike
+/// letters (branch names, remote URLs, paths the boundary reports).
 pub fn printable(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_graphic() || c == ' ' {
-                c.to_string()
-            } else {
-                c.escape_unicode().to_string()
-            }
-        })
-        .collect()
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_ascii() {
+            crate::terminal::escape::push_visible(&mut out, c);
+        } else {
+            out.extend(c.escape_unicode());
+        }
+    }
+    out
 }
 
 /// The boundary of one Domain.
@@ -429,4 +430,21 @@ fn transaction(updates: &[reconcile::Update]) -> String {
     }
     s.push_str("prepare\ncommit\n");
     s
+}
+
+#[cfg(test)]
+mod printable_tests {
+    #[test]
+    fn printable_is_the_one_escaping_plus_ascii_only() {
+        assert_eq!(
+            super::printable("ma\u{43e}n\x1b]52;c;eA==\x07\r\\\u{202e}"),
+            "ma\\u{43e}n\\u{1b}]52;c;eA==\\u{7}\\r\\\\\\u{202e}"
+        );
+        let shown = super::printable(
+            &(0..0x3000u32)
+                .filter_map(char::from_u32)
+                .collect::<String>(),
+        );
+        assert!(shown.chars().all(|c| c.is_ascii_graphic() || c == ' '));
+    }
 }

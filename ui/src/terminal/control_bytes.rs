@@ -11,4 +11,5 @@ pub const C1_CSI: u8 = 0x9b;
 pub const C1_SS3: u8 = 0x8f;
 pub const C1_OSC: u8 = 0x9d;
 pub const C1_ST: u8 = 0x9c;
+pub const C1_DCS: u8 = 0x90;
 pub const C1_STRINGS: [u8; 5] = [0x90, 0x98, C1_OSC, 0x9e, 0x9f];

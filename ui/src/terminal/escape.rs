@@ -76,6 +76,21 @@ pub fn visible(s: &str) -> String {
     out
 }
 
+/// A message of Lazaret's own for the developer's terminal, `s` as [`visible`] shows it except
+/// that its newlines (the message's own line breaks) and backslashes are kept. Escaping twice
+/// changes nothing (`message(visible(x)) == visible(x)`), so a message may carry text escaped
+/// earlier. Every line Lazaret prints goes through it (the engine's `say!`).
+pub fn message(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\n' | '\\' => out.push(c),
+            c => push_visible(&mut out, c),
+        }
+    }
+    out
+}
+
 /// `s` between double quotes, with `"` shown as `\"`, so its exact extent is unambiguous.
 pub fn quoted(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
@@ -192,6 +207,22 @@ mod tests {
         assert_eq!(quoted(r"a\"), r#""a\\""#);
         assert_eq!(quoted(""), r#""""#);
         assert_eq!(quoted("\x1b"), r#""\u{1b}""#);
+    }
+
+    #[test]
+    fn messages_keep_their_lines_and_nothing_else() {
+        let hostile = "a\x1b]52;c;eA==\x07b\rc\u{9b}6n\u{202e}d\x1bP$qm\x1b\\e\t";
+        let shown = message(&format!("line one {hostile}\nline two"));
+        assert_eq!(
+            shown,
+            "line one a\\u{1b}]52;c;eA==\\u{7}b\\rc\\u{9b}6n\\u{202e}d\\u{1b}P$qm\\u{1b}\\e\\t\nline two"
+        );
+        assert!(!shown.chars().any(|c| c != '\n' && is_escaped(c)));
+        let all: String = (0..=0x10FFFFu32).filter_map(char::from_u32).collect();
+        let once = message(&all);
+        assert!(!once.chars().any(|c| c != '\n' && is_escaped(c)));
+        assert_eq!(message(&once), once);
+        assert_eq!(message(&visible(&all)), visible(&all));
     }
 
     #[test]

@@ -1,11 +1,12 @@
 //! The developer's terminal in front of a sandbox session (FR-8, DX-5, DX-4): what the
 //! session's output may do to it (`output_filter`), escalation prompts that take it over for a
 //! while (`gate`, `prompt`, `guard`, `line_editor`), the card of a connection held under
-//! `default = "ask"` (`held_card`), the card of a Domain failure (`failure_card`), raw mode and
-//! signals.
+//! `default = "ask"` (`held_card`), the card of a Domain failure (`failure_card`), raw mode,
+//! late input drained on the way out (`drain`) and signals.
 
 pub mod card_text;
 pub mod control_bytes;
+pub mod drain;
 pub mod escape;
 pub mod failure_card;
 pub mod gate;

@@ -4,9 +4,14 @@
 //! By default the sandbox cannot reach the host clipboard — OSC 52 (set and query), kitty's
 //! OSC 5522, iTerm2's OSC 1337 `Copy`/`CopyToClipboard`/`EndCopy` — nor send desktop
 //! notifications or attention requests — OSC 9, OSC 99, OSC 777, OSC 1337 `RequestAttention`;
-//! the profile's `[terminal]` table allows them ([`TerminalAccess`]). ENQ (`05`) never passes:
-//! a terminal answers it with its answerback text, which looks like typing. Everything else
-//! passes unchanged, queries included (CSI 6n, DA, DECRQSS, OSC 10/11 `?`…).
+//! the profile's `[terminal]` table allows them ([`TerminalAccess`]). Nor, by default, can it
+//! send a query whose reply echoes text the sandbox chose back as the developer's typing —
+//! DECRQSS (`DCS $ q`), XTGETTCAP (`DCS + q`), OSC 50 (font), CSI 20 t and CSI 21 t (icon
+//! label, window title: set by the sandbox, then read back) — or a hyperlink whose target
+//! differs from its text: OSC 8 is dropped, its text shown (`echo_queries`, `hyperlinks`).
+//! ENQ (`05`) never passes: a terminal answers it with its answerback text, which looks like
+//! typing. Everything else passes unchanged, other queries included (CSI 6n, DA, OSC 10/11
+//! `?`: their replies are fixed formats of the terminal's state).
 //!
 //! The filter recognises what any terminal could take for the start of a control string: ESC
 //! in any state, 8-bit C1 bytes (`9D` OSC, `9B` CSI, `90` DCS, `98`/`9E`/`9F` SOS/PM/APC) unless
@@ -22,7 +27,7 @@
 
 use lazaret_protocol::access::TerminalAccess;
 
-use super::control_bytes::{BEL, C1_CSI, C1_OSC, C1_ST, CAN, ENQ, ESC, SUB};
+use super::control_bytes::{BEL, C1_CSI, C1_DCS, C1_OSC, C1_ST, CAN, ENQ, ESC, SUB};
 /// An undecided OSC head longer than this is decided on what it has.
 pub const MAX_HEAD: usize = 32;
 /// Most bytes of one blocked OSC dropped while waiting for its terminator.
@@ -41,7 +46,8 @@ enum State {
         in_string: bool,
     },
     Csi,
-    /// An OSC whose number is not known yet: introducer and head held in `held`.
+    /// An OSC whose number (a DCS whose kind) is not known yet: introducer and head held in
+    /// `held`.
     OscHead,
     /// A control string being passed through.
     Pass,
@@ -68,6 +74,11 @@ pub struct OutputFilter {
     /// (found by fuzzing, issue #19).
     glue: bool,
     csi: Vec<u8>,
+    /// The held string head is a DCS's, not an OSC's.
+    dcs: bool,
+    /// The CSI in progress is held in `held` until its final byte decides it (only CSI 20 t
+    /// and 21 t are dropped); one longer than [`MAX_CSI`] is passed as it comes.
+    csi_held: bool,
     pub modes: SandboxModes,
 }
 
@@ -83,6 +94,8 @@ impl OutputFilter {
             dropped: 0,
             glue: false,
             csi: Vec::new(),
+            dcs: false,
+            csi_held: false,
             modes: SandboxModes::default(),
         }
     }
@@ -113,6 +126,7 @@ impl OutputFilter {
     pub fn abort(&mut self) {
         self.state = State::Ground;
         self.held.clear();
+        self.csi_held = false;
         self.c2 = false;
         self.utf8_cont = 0;
     }
@@ -193,6 +207,7 @@ impl OutputFilter {
     /// A byte that is part of a UTF-8 char, in the current state.
     fn plain(&mut self, b: u8, out: &mut Vec<u8>) {
         match self.state {
+            State::Csi if self.csi_held => self.held.push(b),
             State::Ground | State::Pass | State::Csi => out.push(b),
             State::Esc { .. } => {
                 out.append(&mut self.held);
@@ -242,6 +257,7 @@ impl OutputFilter {
                 return;
             }
             State::Esc { .. } => out.append(&mut self.held),
+            State::Csi => self.release_csi(out),
             _ => {}
         }
         self.state = State::Ground;
@@ -253,17 +269,20 @@ impl OutputFilter {
     fn start(&mut self, kind: u8, intro: &[u8], out: &mut Vec<u8>) {
         match kind {
             C1_CSI => {
-                out.extend_from_slice(intro);
+                self.held.clear();
+                self.held.extend_from_slice(intro);
+                self.csi_held = true;
                 self.csi.clear();
                 self.state = State::Csi;
             }
-            C1_OSC => {
+            C1_OSC | C1_DCS => {
                 self.held.clear();
                 self.held.extend_from_slice(intro);
                 self.head_from = intro.len();
+                self.dcs = kind == C1_DCS;
                 self.state = State::OscHead;
             }
-            0x90 | 0x98 | 0x9e | 0x9f => {
+            0x98 | 0x9e | 0x9f => {
                 out.extend_from_slice(intro);
                 self.state = State::Pass;
             }
@@ -326,22 +345,50 @@ impl OutputFilter {
         }
     }
 
+    /// Writes the CSI held so far: what follows decides nothing more about it.
+    fn release_csi(&mut self, out: &mut Vec<u8>) {
+        if std::mem::take(&mut self.csi_held) {
+            out.append(&mut self.held);
+        }
+    }
+
     fn in_csi(&mut self, b: u8, out: &mut Vec<u8>) {
         match b {
-            ESC => self.enter_esc(false),
+            ESC => {
+                self.release_csi(out);
+                self.enter_esc(false);
+            }
             CAN | SUB => {
+                self.release_csi(out);
                 out.push(b);
                 self.state = State::Ground;
             }
             0x40..=0x7e => {
-                out.push(b);
                 self.state = State::Ground;
+                if self.csi_held && !self.access.echo_queries && echoes_title(&self.csi, b) {
+                    // Dropped whole; ST in its place if it ended a string (see `glue`).
+                    self.held.clear();
+                    self.csi_held = false;
+                    if self.glue {
+                        out.extend_from_slice(&[ESC, b'\\']);
+                    }
+                    return;
+                }
+                self.release_csi(out);
+                out.push(b);
                 if self.csi.len() < MAX_CSI {
                     self.modes.csi(&self.csi, b);
                 }
             }
             _ => {
-                out.push(b);
+                if self.csi_held {
+                    self.held.push(b);
+                    if self.held.len() > MAX_CSI {
+                        self.release_csi(out);
+                    }
+                } else {
+                    out.push(b);
+                }
                 if self.csi.len() < MAX_CSI {
                     self.csi.push(b);
                 } else {
@@ -355,7 +402,12 @@ impl OutputFilter {
     /// Decides an OSC once its head says enough (or `complete`: nothing more will come).
     fn decide_head(&mut self, complete: bool, out: &mut Vec<u8>) {
         let head = &self.held[self.head_from..];
-        let verdict = match judge(head, complete, self.access) {
+        let judged = if self.dcs {
+            judge_dcs(head, complete, self.access)
+        } else {
+            judge(head, complete, self.access)
+        };
+        let verdict = match judged {
             Verdict::Undecided if complete || head.len() >= MAX_HEAD => Verdict::Pass,
             v => v,
         };
@@ -415,6 +467,8 @@ fn judge(head: &[u8], complete: bool, access: TerminalAccess) -> Verdict {
     };
     match number {
         52 | 5522 => blocked(access.clipboard),
+        8 => blocked(access.hyperlinks),
+        50 => blocked(access.echo_queries),
         9 | 99 | 777 => blocked(access.notifications),
         1337 => {
             const CLIPBOARD: [&[u8]; 3] = [b"Copy", b"CopyToClipboard", b"EndCopy"];
@@ -445,6 +499,38 @@ fn judge(head: &[u8], complete: bool, access: TerminalAccess) -> Verdict {
         }
         _ => Verdict::Pass,
     }
+}
+
+/// Judges a DCS by its head: DECRQSS (`$ q`) and XTGETTCAP (`+ q`) answer with the text
+/// they were asked about; every other DCS (sixel, tmux's passthrough…) passes.
+fn judge_dcs(head: &[u8], complete: bool, access: TerminalAccess) -> Verdict {
+    const ECHOING: [&[u8]; 2] = [b"$q", b"+q"];
+    if ECHOING.iter().any(|k| head.starts_with(k)) {
+        if access.echo_queries {
+            Verdict::Pass
+        } else {
+            Verdict::Block
+        }
+    } else if !complete && ECHOING.iter().any(|k| k.starts_with(head)) {
+        Verdict::Undecided
+    } else {
+        Verdict::Pass
+    }
+}
+
+/// Whether the CSI with parameters `params` and final byte `fin` asks for the icon label
+/// (`20 t`) or the window title (`21 t`), which the sandbox may have set itself.
+fn echoes_title(params: &[u8], fin: u8) -> bool {
+    let first = params.split(|&b| b == b';').next().unwrap_or_default();
+    fin == b't'
+        && !first.is_empty()
+        && first.iter().all(u8::is_ascii_digit)
+        && matches!(
+            std::str::from_utf8(first)
+                .ok()
+                .and_then(|n| n.parse::<u32>().ok()),
+            Some(20 | 21)
+        )
 }
 
 /// DEC private modes whose last setting by the sandbox is remembered.

@@ -3,10 +3,14 @@ use super::*;
 const NONE: TerminalAccess = TerminalAccess {
     clipboard: false,
     notifications: false,
+    hyperlinks: false,
+    echo_queries: false,
 };
 const ALL: TerminalAccess = TerminalAccess {
     clipboard: true,
     notifications: true,
+    hyperlinks: true,
+    echo_queries: true,
 };
 
 fn run(access: TerminalAccess, chunks: &[&[u8]]) -> Vec<u8> {
@@ -80,7 +84,7 @@ fn c1_forms_are_blocked() {
 fn the_separate_settings_are_separate() {
     let clip = TerminalAccess {
         clipboard: true,
-        notifications: false,
+        ..NONE
     };
     check(
         clip,
@@ -88,8 +92,8 @@ fn the_separate_settings_are_separate() {
         b"\x1b]52;c;aGk=\x07",
     );
     let notes = TerminalAccess {
-        clipboard: false,
         notifications: true,
+        ..NONE
     };
     check(notes, b"\x1b]52;c;aGk=\x07\x1b]9;x\x07", b"\x1b]9;x\x07");
 }
@@ -101,9 +105,10 @@ fn everything_else_passes_unchanged() {
         "日本語 ś ŝ ĝ ǝ 🦀 \u{a0}".as_bytes(),
         b"\x1b[1;31mred\x1b[0m\x1b[2J\x1b[H\x1b[?1049h\x1b[?25l",
         b"\x1b]0;title\x07\x1b]2;title\x1b\\",
-        b"\x1b]8;;https://example.org\x1b\\link\x1b]8;;\x1b\\",
         b"\x1b]10;?\x07\x1b]11;?\x1b\\\x1b]4;1;?\x07",
-        b"\x1b[6n\x1b[c\x1b[>c\x1bP$qm\x1b\\\x1b[?2004$p",
+        b"\x1b[6n\x1b[c\x1b[>c\x1b[?2004$p",
+        b"\x1b[18t\x1b[14t\x1b[2t\x1b[>21t\x1b[?21t\x1b[22;0t\x1b[23;0t",
+        b"\x1bPq#0;2;0;0;0#0~~-\x1b\\\x1bP1$r0m\x1b\\",
         b"\x1b]1337;File=inline=1:aGk=\x07",
         b"\x1b]1337;SetUserVar=a=b\x07",
         b"\x1b]133;A\x07\x1b]7;file://h/p\x07",
@@ -254,7 +259,7 @@ fn a_dropped_osc_still_ends_the_string_it_interrupts() {
         check(NONE, &spliced, b"\x1b]1337;\x1b\\RequestAttention=yes\x07");
     }
     // A passed DCS, ended by a blocked OSC, likewise.
-    check(NONE, b"\x1bP+q\x1b]9;hi\x07x", b"\x1bP+q\x1b\\x");
+    check(NONE, b"\x1bPq#0\x1b]9;hi\x07x", b"\x1bPq#0\x1b\\x");
     // A lone ESC written before a blocked OSC (ESC ESC, ESC then C1) and a CSI cut short by
     // one do not meet the text after it either: `ESC` + `]777;notify…` would be an OSC 777.
     check(
@@ -268,4 +273,116 @@ fn a_dropped_osc_still_ends_the_string_it_interrupts() {
         b"\x1b\x1b\\]777;notify;t;b\x07",
     );
     check(NONE, b"\x1b[1\x1b]52;x\x07m", b"\x1b[1\x1b\\m");
+}
+
+/// Queries whose reply would echo text the sandbox chose as the developer's typing: the
+/// sandbox sets the title (or asks about `rm -rf ~\r`), then asks the terminal to say it.
+#[test]
+fn echoing_queries_are_dropped_unless_allowed() {
+    for q in [
+        &b"\x1bP$qm\x1b\\"[..],
+        b"\x1bP$q\"p\x07",
+        b"\x1bP+q726d202d7266\x1b\\",
+        b"\x90$qm\x9c",
+        "\u{90}$q r\u{9c}".as_bytes(),
+        b"\x1b]50;?\x07",
+        b"\x1b]50;#+1\x1b\\",
+        b"\x1b[21t",
+        b"\x1b[20t",
+        b"\x1b[021t",
+        b"\x1b[21;0t",
+        b"\x9b21t",
+        "\u{9b}20t".as_bytes(),
+    ] {
+        blocked(q);
+        let only = TerminalAccess {
+            echo_queries: true,
+            ..NONE
+        };
+        check(only, q, q);
+    }
+    // Set a title, then ask for it: the title passes, the question does not.
+    check(
+        NONE,
+        b"\x1b]2;rm -rf ~\r\x07\x1b[21tx",
+        b"\x1b]2;rm -rf ~\r\x07x",
+    );
+}
+
+/// A CSI 21 t that ends a string the terminal was passed leaves it ended (ST in its place), so
+/// the string's head and the text after it never meet; a held CSI cut short is written as is.
+#[test]
+fn a_dropped_title_query_still_ends_the_string_it_interrupts() {
+    check(NONE, b"\x1b]0;t\x1b[21tX", b"\x1b]0;t\x1b\\X");
+    check(NONE, b"\x1b[21\x1b[1mX", b"\x1b[21\x1b[1mX");
+    check(NONE, b"\x1b[21\x18X", b"\x1b[21\x18X");
+    check(NONE, b"\x1b[2\x9b21tX", b"\x1b[2\x1b\\X");
+    // A CSI longer than what is held passes as it comes, whatever its end.
+    let long = [b"\x1b[".as_slice(), &[b'1'; 80], b"m"].concat();
+    check(NONE, &long, &long);
+}
+
+/// OSC 8: a link's text may name another place than its target (`file://`, `vscode://`); by
+/// default only the text is shown.
+#[test]
+fn hyperlinks_show_their_text_only_unless_allowed() {
+    let link = b"see \x1b]8;;vscode://file/etc/passwd\x1b\\docs.rs/serde\x1b]8;;\x1b\\ ok";
+    check(NONE, link, b"see docs.rs/serde ok");
+    check(NONE, b"\x1b]8;id=1;file:///x\x07text\x1b]8;;\x07", b"text");
+    let allowed = TerminalAccess {
+        hyperlinks: true,
+        ..NONE
+    };
+    check(allowed, link, link);
+    // The clipboard setting does not open links.
+    check(
+        TerminalAccess {
+            clipboard: true,
+            ..NONE
+        },
+        link,
+        b"see docs.rs/serde ok",
+    );
+}
+
+/// Random output over the bytes that matter to the filter: whatever the split, the same bytes
+/// pass; never more than came in; none of the sequences dropped by default (OSC 8, OSC 50,
+/// DECRQSS, XTGETTCAP, CSI 20/21 t) reaches the terminal in its 7-bit form.
+#[test]
+fn random_output_never_passes_a_dropped_query_or_link() {
+    const ALPHABET: &[u8] = b"\x1b\x1b\x1b[]P$+q;t012589\x07\\\x9b\x90\x9c\xc2\x18ax";
+    const NEVER: [&[u8]; 6] = [
+        b"\x1b]8;",
+        b"\x1b]50;",
+        b"\x1bP$q",
+        b"\x1bP+q",
+        b"\x1b[21t",
+        b"\x1b[20t",
+    ];
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for _ in 0..20_000 {
+        let len = (next() % 40) as usize;
+        let input: Vec<u8> = (0..len)
+            .map(|_| ALPHABET[(next() % ALPHABET.len() as u64) as usize])
+            .collect();
+        let whole = run(NONE, &[&input]);
+        let cut = (next() as usize) % (input.len() + 1);
+        let split = run(NONE, &[&input[..cut], &input[cut..]]);
+        let bytes: Vec<&[u8]> = input.chunks(1).collect();
+        assert_eq!(split, whole, "split at {cut}: {input:?}");
+        assert_eq!(run(NONE, &bytes), whole, "bytewise: {input:?}");
+        assert!(whole.len() <= input.len(), "{input:?} -> {whole:?}");
+        for seq in NEVER {
+            assert!(
+                !whole.windows(seq.len()).any(|w| w == seq),
+                "{seq:?} passed: {input:?} -> {whole:?}"
+            );
+        }
+    }
 }

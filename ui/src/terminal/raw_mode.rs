@@ -23,9 +23,12 @@ impl Drop for RawModeGuard {
     }
 }
 
-/// Restores the terminal if raw mode is on; safe to call more than once.
+/// Restores the terminal if raw mode is on; safe to call more than once. Input still
+/// arriving (a terminal's late reply to a query of the sandbox's) is drained first, so the
+/// shell never reads it as typed ([`super::drain`]).
 pub fn restore() {
     if RAW.swap(false, Ordering::SeqCst) {
+        super::drain::drain_stdin();
         let _ = crossterm::terminal::disable_raw_mode();
     }
 }

@@ -102,7 +102,8 @@ impl CopyMode {
 }
 
 /// The text of cells `from..=to` (reading order) of the pane drawn in `area` of `buf`: each
-/// row's trailing blanks dropped, rows joined by newlines.
+/// row's trailing blanks dropped, rows joined by newlines. A concealed cell (SGR 8, drawn
+/// blank) is copied as the blank it shows, never as the text the sandbox hid in it.
 pub fn text(buf: &Buffer, area: Rect, (from, to): (Cell, Cell)) -> String {
     let mut rows = Vec::new();
     for row in from.0..=to.0.min(area.height.saturating_sub(1)) {
@@ -120,8 +121,13 @@ pub fn text(buf: &Buffer, area: Rect, (from, to): (Cell, Cell)) -> String {
                 continue;
             }
             if let Some(cell) = buf.cell((area.x + col, area.y + row)) {
-                line.push_str(cell.symbol());
-                covered = UnicodeWidthStr::width(cell.symbol()) > 1;
+                let width = UnicodeWidthStr::width(cell.symbol());
+                if cell.modifier.contains(ratatui::style::Modifier::HIDDEN) {
+                    line.push_str(&" ".repeat(width.max(1)));
+                } else {
+                    line.push_str(cell.symbol());
+                }
+                covered = width > 1;
             }
         }
         rows.push(line.trim_end().to_owned());

@@ -104,6 +104,27 @@ fn a_copy_is_capped() {
     assert_eq!(t.len(), MAX_COPY);
 }
 
+#[test]
+fn concealed_text_is_copied_as_the_blanks_it_shows() {
+    let mut app = offline_app();
+    let mut p = Pane::offline(1, (10, 40), 100);
+    p.status = PaneStatus::Running {
+        session: format!("{:064x}", 1),
+    };
+    p.emulator()
+        .process(b"pass: \x1b[8mhunter2 \xe6\x97\xa5\x1b[0m ok\r\n$ ");
+    app.add_pane(p, None::<Dir>);
+    // Drawn with the HIDDEN modifier (the host terminal shows blanks).
+    let _ = test_frame::frame(&mut app, 80, 20);
+    app.act(Action::CopyMode);
+    key(&mut app, KeyCode::Up);
+    key(&mut app, KeyCode::Enter);
+    assert_eq!(
+        decoded(&app.host_bytes),
+        format!("pass:{} ok", " ".repeat(11))
+    );
+}
+
 fn app_with_text() -> App {
     let mut app = offline_app();
     let mut p = Pane::offline(1, (10, 40), 100);
