@@ -112,15 +112,15 @@ fn decide(layout: &Layout, ask: Ask<'_>, decision: Decision) -> anyhow::Result<i
     crate::session::refuse_root()?;
     let (id, json) = (ask.id, ask.json);
     if let Some(problem) = id_problem(id) {
-        eprintln!("lazaret: {problem}");
+        crate::say!("lazaret: {problem}");
         return Ok(EXIT_USAGE);
     }
     if let Some(problem) = ask.expect.and_then(digest_problem) {
-        eprintln!("lazaret: {problem}");
+        crate::say!("lazaret: {problem}");
         return Ok(EXIT_USAGE);
     }
     if let Err(e) = decision.validate() {
-        eprintln!("lazaret: the edited command is invalid: {e}");
+        crate::say!("lazaret: the edited command is invalid: {e}");
         return Ok(EXIT_USAGE);
     }
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -130,7 +130,7 @@ fn decide(layout: &Layout, ask: Ask<'_>, decision: Decision) -> anyhow::Result<i
         Ok(found) => found,
         // A usage error (an ambiguous prefix) prints no JSON, like a malformed ID.
         Err(report) if report.code == EXIT_USAGE => {
-            eprintln!("lazaret: {}", report.text);
+            crate::say!("lazaret: {}", report.text);
             return Ok(EXIT_USAGE);
         }
         Err(report) => return Ok(emit(json, id, None, &DecideAnswer::Unknown {}, report)),
@@ -172,7 +172,7 @@ fn decide(layout: &Layout, ask: Ask<'_>, decision: Decision) -> anyhow::Result<i
         let answer = match answer {
             Ok(a) => a,
             Err(e) if domains.len() > 1 => {
-                eprintln!(
+                crate::say!(
                     "lazaret: Domain {} ({}) could not be asked: {e:#}",
                     d.status.domain_id,
                     d.status.workspace.display()

@@ -106,13 +106,13 @@ pub fn emit(
             }
         }
         match super::safe_json::to_string(&doc) {
-            Ok(text) => println!("{text}"),
-            Err(e) => eprintln!("lazaret: {e:#}"),
+            Ok(text) => crate::say_out!("{text}"),
+            Err(e) => crate::say!("lazaret: {e:#}"),
         }
     } else if report.code == EXIT_DECIDED {
-        println!("lazaret: {}", report.text);
+        crate::say_out!("lazaret: {}", report.text);
     } else {
-        eprintln!("lazaret: {}", report.text);
+        crate::say!("lazaret: {}", report.text);
     }
     report.code
 }

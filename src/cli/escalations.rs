@@ -110,7 +110,7 @@ pub fn waiting(
 /// Says on stderr that `d`'s coordinator could not be asked (the command goes on with the
 /// other Domains and exits 125 at the end).
 pub fn say_unasked(d: &RunningDomain, e: &anyhow::Error) {
-    eprintln!(
+    crate::say!(
         "lazaret: Domain {} ({}) could not be asked: {e:#}",
         d.status.domain_id,
         d.status.workspace.display()
@@ -195,25 +195,21 @@ pub fn execute(layout: &Layout, args: EscalationsArgs) -> anyhow::Result<i32> {
     );
     // A Domain left out makes the listing incomplete: scripts must not take it as all.
     let status = if unasked > 0 { UNASKED } else { 0 };
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
     if args.json {
         // A reader that went away (`| head`) ends the listing quietly.
-        let _ = writeln!(out, "{}", super::safe_json::to_string(&listed)?);
+        crate::say_out!("{}", super::safe_json::to_string(&listed)?);
         return Ok(status);
     }
     if listed.is_empty() {
-        let _ = writeln!(out, "no escalation request waits for a decision");
+        crate::say_out!("no escalation request waits for a decision");
         return Ok(status);
     }
     for l in &listed {
         for line in describe(l, args.full) {
-            if writeln!(out, "{line}").is_err() {
-                return Ok(status);
-            }
+            crate::say_out!("{line}");
         }
     }
-    eprintln!(
+    crate::say!(
         "decide: lazaret approve ID | lazaret deny ID | lazaret approve ID --edit -- COMMAND… \
          (scripts: lazaret approve ID --expect-argv-hash DIGEST)"
     );
