@@ -187,6 +187,7 @@ fn a_refused_destination_is_allowed_for_the_running_session_and_revoked_again() 
         "net",
         "allow",
         "denied.test",
+        "--any-port",
         "--json",
         "--profile",
         "steer",

@@ -105,15 +105,16 @@ pub fn allow_destination(
         };
     }
     let target_range = target.private_range();
+    let opens = target.opens(&[]);
     let added = match change_run(&status_dir(domain), |r, now| r.allow(target, now)) {
         Ok(added) => added,
         Err(answer) => return answer,
     };
     tracing::info!(target = %shown, added, %profile, "network rule allowed for this run (control centre)");
     let mut message = if added {
-        format!("allowed {shown} for this run")
+        format!("allowed {shown} for this run: it allows {opens}")
     } else {
-        format!("{shown} was allowed for this run already")
+        format!("{shown} was allowed for this run already: it allows {opens}")
     };
     if let Some(range) = target_range {
         message.push_str(&format!(
