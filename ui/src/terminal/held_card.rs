@@ -12,8 +12,14 @@
 //! gate's turn). A card closes by itself when its entry leaves the held list (decided
 //! elsewhere, or refused for time), when its deadline passes, and when the run ends.
 //!
+//! `a` allows the narrow form — a destination's port, a name's addresses on tcp/443 only —
+//! and `w` the wide form (every port), each said on the card with what it opens. Several
+//! entries first held while no card could show (64 in a row invite consent fatigue) get **one
+//! summary card** instead of a queue: the first [`MAX_LISTED`] listed escaped, how many more,
+//! and `a` / `d` decide all shown.
+//!
 //! [`Card`] is the card, sans IO (its text, keys and end); [`HeldCards`] shows one on the
-//! terminal for each destination first held during the run. The decision is carried out by
+//! terminal for each destination (or batch of them) first held during the run. The decision is carried out by
 //! the caller's [`Decider`] (the run's rules live in the engine).
 
 use super::escape;
@@ -31,8 +37,12 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 /// What the developer decides on a card.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Choice {
-    /// Allow the target for this run (`lazaret net allow TARGET`).
+    /// Allow the target's narrow form for this run: `ADDR:PORT`, a name on tcp/443
+    /// (`lazaret net allow TARGET`).
     Allow,
+    /// Allow the wide form: every port of the address, or of the name's addresses
+    /// (`lazaret net allow ADDR`, `lazaret net allow NAME --any-port`).
+    AllowAnyPort,
     /// Refuse it for this run (`lazaret net deny TARGET`).
     Deny,
 }
@@ -66,6 +76,16 @@ pub type Decider = Box<dyn Fn(&HeldEntry, Choice) -> Outcome + Send>;
 
 /// The longest target shown (chars, before escaping): a DNS name is at most 253.
 const MAX_TARGET: usize = 260;
+
+/// The most entries a summary card lists (and decides); the rest are counted.
+pub const MAX_LISTED: usize = 8;
+
+/// The longest target a summary card's line shows (chars, before escaping).
+const MAX_LISTED_TARGET: usize = 60;
+
+/// The port a held name's narrow allow opens: a DNS query says no port, and HTTPS is what
+/// nearly every name is asked for; another port is held (and asked) again.
+pub const NAME_PORT: &str = "tcp/443";
 
 /// How long the card's last line (the result) stays before the terminal goes back.
 pub const RESULT_PAUSE: Duration = Duration::from_millis(1200);
@@ -109,9 +129,13 @@ fn same(a: &HeldEntry, b: &HeldEntry) -> bool {
     a.target == b.target && a.protocol == b.protocol
 }
 
-/// One held entry's card (sans IO): its text at a time, its keys, its end.
+/// One held entry's card, or a summary of several (sans IO): its text at a time, its keys,
+/// its end.
 pub struct Card {
-    entry: HeldEntry,
+    /// The entries it decides (one, or up to [`MAX_LISTED`]), oldest first.
+    entries: Vec<HeldEntry>,
+    /// Entries held besides those listed (a summary card).
+    more: usize,
     keys: KeyDecoder,
     guard: Guard,
     /// Whether the input still undecoded (a lone ESC: the Escape key once input pauses) came
@@ -124,8 +148,16 @@ pub struct Card {
 impl Card {
     /// The card of `entry`, shown at `shown` (the guard starts then).
     pub fn new(entry: HeldEntry, shown: Instant) -> Card {
+        Card::summary(vec![entry], 0, shown)
+    }
+
+    /// One card for `entries` (at most [`MAX_LISTED`] kept; the rest counted in `more`).
+    pub fn summary(mut entries: Vec<HeldEntry>, more: usize, shown: Instant) -> Card {
+        let cut = entries.len().saturating_sub(MAX_LISTED);
+        entries.truncate(MAX_LISTED);
         Card {
-            entry,
+            entries,
+            more: more + cut,
             keys: KeyDecoder::new(),
             guard: Guard::new(shown),
             pending_admitted: false,
@@ -134,9 +166,14 @@ impl Card {
         }
     }
 
-    /// The entry as last seen in the held list.
+    /// The (first) entry as last seen in the held list.
     pub fn entry(&self) -> &HeldEntry {
-        &self.entry
+        &self.entries[0]
+    }
+
+    /// Every entry the card decides, as last seen in the held list.
+    pub fn entries(&self) -> &[HeldEntry] {
+        &self.entries
     }
 
     /// The card is on the screen at `at` (flushed, earlier input discarded): the guard starts
@@ -174,6 +211,7 @@ impl Card {
         for key in typed {
             let action = match key {
                 Key::Char('a' | 'A') => Action::Decide(Choice::Allow),
+                Key::Char('w' | 'W') => Action::Decide(Choice::AllowAnyPort),
                 Key::Char('d' | 'D') => Action::Decide(Choice::Deny),
                 Key::Char('i' | 'I') | Key::Escape | Key::Interrupt => Action::Leave,
                 _ => continue,
@@ -188,15 +226,28 @@ impl Card {
 
     /// The held list now (`None`: unchanged since the last look) at `now_unix`: why the card
     /// closes by itself, if it does. A list still holding the entry refreshes it (its count).
+    ///
+    /// A summary card keeps the entries still held (and not past their deadline); it closes
+    /// when none is left.
     pub fn check(&mut self, held: Option<&[HeldEntry]>, now_unix: u64) -> Option<Gone> {
+        let last_deadline = self.entries.iter().map(|e| e.deadline).max().unwrap_or(0);
         if let Some(list) = held {
-            match list.iter().find(|e| same(e, &self.entry)) {
-                Some(e) => self.entry = e.clone(),
-                None if now_unix >= self.entry.deadline => return Some(Gone::TimedOut),
-                None => return Some(Gone::Elsewhere),
+            let kept: Vec<HeldEntry> = self
+                .entries
+                .iter()
+                .filter_map(|mine| list.iter().find(|e| same(e, mine)).cloned())
+                .collect();
+            if kept.is_empty() {
+                return Some(if now_unix >= last_deadline {
+                    Gone::TimedOut
+                } else {
+                    Gone::Elsewhere
+                });
             }
+            self.entries = kept;
         }
-        (now_unix >= self.entry.deadline).then_some(Gone::TimedOut)
+        self.entries.retain(|e| now_unix < e.deadline);
+        self.entries.is_empty().then_some(Gone::TimedOut)
     }
 
     /// The choice is being carried out.
@@ -222,7 +273,10 @@ impl Card {
     /// The card at `now_unix` (Unix seconds), from its first row: everything the sandbox chose
     /// escaped.
     pub fn text(&self, now_unix: u64) -> String {
-        let e = &self.entry;
+        if self.entries.len() > 1 || self.more > 0 {
+            return self.summary_text(now_unix);
+        }
+        let e = &self.entries[0];
         let dns = e.protocol == "dns";
         let verb = if dns { "resolve" } else { "connect to" };
         let target = shown_target(&e.target);
@@ -241,10 +295,9 @@ impl Card {
             String::new()
         };
         let last = match &self.last {
-            Last::Menu => "\x1b[1m[a]\x1b[0m allow for this run  \x1b[1m[d]\x1b[0m deny  \
-                 \x1b[1m[i]\x1b[0m leave it (lazaret net allow|deny, lazaret tui)"
-                .to_owned(),
+            Last::Menu => MENU.to_owned(),
             Last::Working(Choice::Allow) => format!("allowing {target} …"),
+            Last::Working(Choice::AllowAnyPort) => format!("allowing {target} on every port …"),
             Last::Working(Choice::Deny) => format!("refusing {target} …"),
             Last::Done(Ok(m)) => format!("→ \x1b[32m{}\x1b[0m", escape::visible(m)),
             Last::Done(Err(m)) => format!("→ \x1b[31m{}\x1b[0m", escape::visible(m)),
@@ -265,12 +318,124 @@ impl Card {
         } else {
             ""
         };
+        let (narrow, wide) = opens(e);
         format!(
             "\r\n\x1b[0m\x1b[1;33m┌─ lazaret: the sandbox is waiting to {verb} {target} \
              ({protocol})\x1b[0m\r\n\
              │ no network rule decides it (default = \"ask\"): held, {tries} so far\r\n\
+             │ [a] allows {narrow}\r\n\
+             │ [w] allows {wide}\r\n\
              {countdown}└─ {last}\r\n{hint}"
         )
+    }
+
+    /// The summary card: the entries listed (escaped, each cut), how many more, and keys
+    /// that decide all shown.
+    fn summary_text(&self, now_unix: u64) -> String {
+        let mut rows = String::new();
+        for e in &self.entries {
+            // Escaped first, then cut: the line stays within 80 columns whatever it holds.
+            let full = shown_target(&e.target);
+            let mut shown: String = full.chars().take(MAX_LISTED_TARGET).collect();
+            if full.chars().count() > MAX_LISTED_TARGET {
+                shown.push('…');
+            }
+            rows.push_str(&format!(
+                "│   {shown} ({})\r\n",
+                shown_protocol(&e.protocol)
+            ));
+        }
+        let n = self.entries.len();
+        let more = if self.more > 0 {
+            format!(
+                "│ {} more held — not decided here: `lazaret net held` lists them\r\n",
+                self.more
+            )
+        } else {
+            String::new()
+        };
+        let first = self
+            .entries
+            .iter()
+            .map(|e| e.deadline)
+            .min()
+            .unwrap_or(now_unix);
+        let waiting = matches!(self.last, Last::Menu | Last::Working(_));
+        let countdown = if waiting {
+            format!(
+                "│ the first is refused in {} s if nobody decides\r\n",
+                first.saturating_sub(now_unix)
+            )
+        } else {
+            String::new()
+        };
+        let last = match &self.last {
+            Last::Menu => SUMMARY_MENU.to_owned(),
+            Last::Working(Choice::Allow) => format!("allowing the {n} shown …"),
+            Last::Working(Choice::AllowAnyPort) => {
+                format!("allowing the {n} shown on every port …")
+            }
+            Last::Working(Choice::Deny) => format!("refusing the {n} shown …"),
+            Last::Done(Ok(m)) => format!("→ \x1b[32m{}\x1b[0m", escape::visible(m)),
+            Last::Done(Err(m)) => format!("→ \x1b[31m{}\x1b[0m", escape::visible(m)),
+            Last::Left => "→ left waiting: `lazaret net held`, `lazaret net allow|deny` or \
+                 lazaret tui decide them"
+                .to_owned(),
+            Last::Gone(Gone::Elsewhere) => {
+                "→ \x1b[33mno longer held: decided elsewhere\x1b[0m".to_owned()
+            }
+            Last::Gone(Gone::TimedOut) => "→ \x1b[33mnobody answered in time: refused \
+                 (lazaret net allow still opens them)\x1b[0m"
+                .to_owned(),
+            Last::Gone(Gone::RunEnded) => "→ the run ended".to_owned(),
+        };
+        let hint = if self.hinted && self.last == Last::Menu {
+            DROPPED
+        } else {
+            ""
+        };
+        format!(
+            "\r\n\x1b[0m\x1b[1;33m┌─ lazaret: the sandbox is waiting on {} held \
+             destinations\x1b[0m\r\n\
+             │ no network rule decides them (default = \"ask\"); {n} shown:\r\n\
+             {rows}{more}\
+             │ [a] allows each on its port (a name: on {NAME_PORT}); [w] every port\r\n\
+             {countdown}└─ {last}\r\n{hint}",
+            n + self.more
+        )
+    }
+}
+
+/// The single card's keys.
+const MENU: &str = "\x1b[1m[a]\x1b[0m allow  \x1b[1m[w]\x1b[0m every port  \
+     \x1b[1m[d]\x1b[0m deny  \x1b[1m[i]\x1b[0m leave it (lazaret net, lazaret tui)";
+
+/// The summary card's keys.
+const SUMMARY_MENU: &str = "\x1b[1m[a]\x1b[0m allow all shown  \x1b[1m[w]\x1b[0m every port  \
+     \x1b[1m[d]\x1b[0m deny all shown  \x1b[1m[i]\x1b[0m leave them";
+
+/// What `a` and `w` open for `e`, in words (the target escaped: the sandbox chose it).
+pub fn opens(e: &HeldEntry) -> (String, String) {
+    let target = shown_target(&e.target);
+    if e.protocol == "dns" {
+        return (
+            format!(
+                "{target}'s current addresses on {NAME_PORT} only — other names on them too \
+                 (a CDN's other tenants)"
+            ),
+            "them on every port, TCP and UDP (the wide form)".to_owned(),
+        );
+    }
+    match e.target.rsplit_once(':') {
+        Some((addr, port)) => (
+            format!(
+                "port {} of {}, TCP and UDP",
+                shown_target(port),
+                shown_target(addr)
+            ),
+            format!("every port of {} (the wide form)", shown_target(addr)),
+        ),
+        None => (target.clone(), format!("every port of {target}")),
     }
 }
 
@@ -415,20 +580,26 @@ impl Worker {
                 return;
             }
             let now = unix_now();
-            let next = self
+            let mut next: Vec<HeldEntry> = self
                 .held
                 .iter()
                 .filter(|e| !self.shown.contains(&e.target) && now < e.deadline)
-                .min_by_key(|e| e.since)
-                .cloned();
-            if let Some(entry) = next {
-                if self.shown.len() >= MAX_SHOWN {
-                    let held = &self.held;
-                    self.shown.retain(|t| held.iter().any(|e| e.target == *t));
-                }
-                self.shown.insert(entry.target.clone());
-                self.show(&entry);
+                .cloned()
+                .collect();
+            if next.is_empty() {
+                continue;
             }
+            next.sort_by_key(|e| e.since);
+            if self.shown.len() + next.len() >= MAX_SHOWN {
+                let held = &self.held;
+                self.shown.retain(|t| held.iter().any(|e| e.target == *t));
+            }
+            // Every entry waiting now gets this one card (a summary when several): none is
+            // queued for a card of its own.
+            self.shown.extend(next.iter().map(|e| e.target.clone()));
+            let more = next.len().saturating_sub(MAX_LISTED);
+            next.truncate(MAX_LISTED);
+            self.show(next, more);
         }
     }
 
@@ -448,29 +619,34 @@ impl Worker {
         }
     }
 
-    /// One card, once it is the card's turn and if the entry is still held.
-    fn show(&mut self, entry: &HeldEntry) {
+    /// One card for `entries` (a summary when several; `more` held besides), once it is the
+    /// card's turn and for those still held.
+    fn show(&mut self, entries: Vec<HeldEntry>, more: usize) {
         let gate = self.gate.clone();
         let _turn = gate.turn();
         if self.latest().is_err() || self.closed() {
             return;
         }
         let now = unix_now();
-        let Some(entry) = self
-            .held
+        let entries: Vec<HeldEntry> = entries
             .iter()
-            .find(|e| same(e, entry) && now < e.deadline)
-            .cloned()
-        else {
+            .filter_map(|mine| {
+                self.held
+                    .iter()
+                    .find(|e| same(e, mine) && now < e.deadline)
+                    .cloned()
+            })
+            .collect();
+        let Some(first) = entries.first() else {
             return;
         };
-        let target = escape::visible(&entry.target);
-        tracing::info!(%target, protocol = %escape::visible(&entry.protocol), "held destination shown on the run terminal");
+        let target = escape::visible(&first.target);
+        tracing::info!(%target, protocol = %escape::visible(&first.protocol), listed = entries.len(), more, "held destination shown on the run terminal");
         let mut owned = gate.take();
         // The terminal abandons any unfinished sequence (CLEAN starts with CAN): so does the
         // filter's view of it.
         owned.output.abort();
-        let mut card = Card::new(entry, Instant::now());
+        let mut card = Card::summary(entries, more, Instant::now());
         let rows = self.screen.rows();
         self.screen.put(&clean_screen(rows));
         let mut drawn = card.text(now);
@@ -508,7 +684,7 @@ impl Worker {
             Some(Action::Decide(choice)) => {
                 card.working(choice);
                 self.redraw(&card, &mut drawn);
-                let outcome = (self.decide)(card.entry(), choice);
+                let outcome = decide_all(&self.decide, card.entries(), choice);
                 tracing::info!(%target, ?choice, ok = outcome.is_ok(), "held destination decided on the run terminal");
                 card.done(outcome);
             }
@@ -524,6 +700,30 @@ impl Worker {
         }
         self.screen.put(&restore);
         drop(owned);
+    }
+}
+
+/// Carries out `choice` for each of `entries`: one entry's outcome as it is, several summed up
+/// (how many were done, the first failure).
+fn decide_all(decide: &Decider, entries: &[HeldEntry], choice: Choice) -> Outcome {
+    if let [one] = entries {
+        return decide(one, choice);
+    }
+    let (mut done, mut failed) = (0usize, Vec::new());
+    for e in entries {
+        match decide(e, choice) {
+            Ok(_) => done += 1,
+            Err(why) => failed.push(why),
+        }
+    }
+    let verb = match choice {
+        Choice::Allow => "allowed",
+        Choice::AllowAnyPort => "allowed on every port",
+        Choice::Deny => "refused",
+    };
+    match failed.first() {
+        None => Ok(format!("{verb} {done} for this run")),
+        Some(first) => Err(format!("{verb} {done}; {} failed: {first}", failed.len())),
     }
 }
 
