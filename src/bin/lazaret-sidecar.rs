@@ -338,8 +338,12 @@ impl Answered {
             .clone();
         {
             let mut answered = self.for_run_names.lock().unwrap_or_else(|p| p.into_inner());
+            let mut new = false;
             for rule in rules.iter().filter(|t| t.name() == Some(pattern)) {
-                answered.record(rule, records.iter().map(|(a, _)| *a));
+                new |= answered.record(rule, records.iter().map(|(a, _)| *a));
+            }
+            if new {
+                report_answered(&answered);
             }
         }
         let elements = lazaret::network::run_rules::answer_elements(&rules, pattern, records);
@@ -350,6 +354,14 @@ impl Answered {
         for (set, elements) in by_set {
             add_answered(name, set, &elements);
         }
+    }
+}
+
+/// Tells the host what the run's name rules opened so far (`lazaret net rules`).
+fn report_answered(answered: &lazaret::network::run_rules::AnsweredForNames) {
+    use lazaret::network::run_rules::ANSWERED_FILE;
+    if let Err(e) = report(ANSWERED_FILE, &answered.to_json()) {
+        eprintln!("lazaret-sidecar: writing {ANSWERED_FILE}: {e}");
     }
 }
 
@@ -446,6 +458,9 @@ impl RunRulesApplier {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .revoke_missing(&name_rules);
+        if !gone.is_empty() {
+            report_answered(&self.answered.lock().unwrap_or_else(|p| p.into_inner()));
+        }
         for (set, element) in gone {
             // An element that timed out meanwhile is gone already: that error is not one.
             let _ = Command::new(NFT)

@@ -35,6 +35,11 @@ use std::net::Ipv4Addr;
 
 /// The file the host writes in the sidecar's status dir.
 pub const RULES_FILE: &str = "run-rules.json";
+/// What the sidecar answered for the run's name rules, in its status dir (JSON: rule →
+/// addresses, [`AnsweredForNames::to_json`]): what each name allow opens now.
+pub const ANSWERED_FILE: &str = "run-answered.json";
+/// The most addresses [`ANSWERED_FILE`] lists per rule.
+pub const MAX_LISTED_ANSWERS: usize = 64;
 /// The sidecar's acknowledgement: `GENERATION ok` or `GENERATION failed: WHY`.
 pub const APPLIED_FILE: &str = "run-rules.applied";
 /// The most run-scoped rules a Domain holds (each is one element; the file stays small).
@@ -533,12 +538,29 @@ pub struct AnsweredForNames {
 }
 
 impl AnsweredForNames {
-    /// Remembers `addrs` answered for a name that the rule `target` allowed.
-    pub fn record(&mut self, target: &Target, addrs: impl IntoIterator<Item = Ipv4Addr>) {
-        self.by_rule
-            .entry(target.clone())
-            .or_default()
-            .extend(addrs);
+    /// Remembers `addrs` answered for a name that the rule `target` allowed; whether one was
+    /// new.
+    pub fn record(&mut self, target: &Target, addrs: impl IntoIterator<Item = Ipv4Addr>) -> bool {
+        let known = self.by_rule.entry(target.clone()).or_default();
+        let before = known.len();
+        known.extend(addrs);
+        known.len() != before
+    }
+
+    /// What [`ANSWERED_FILE`] holds: each rule (as `lazaret net rules` shows it) with the
+    /// addresses answered for it so far (at most [`MAX_LISTED_ANSWERS`]).
+    pub fn to_json(&self) -> String {
+        let map: std::collections::BTreeMap<String, Vec<Ipv4Addr>> = self
+            .by_rule
+            .iter()
+            .map(|(t, a)| {
+                (
+                    t.to_string(),
+                    a.iter().take(MAX_LISTED_ANSWERS).copied().collect(),
+                )
+            })
+            .collect();
+        serde_json::to_string(&map).unwrap_or_else(|_| "{}".to_owned())
     }
 
     /// Forgets the rules no longer in `kept`; returns the elements to take out of the sets
@@ -568,6 +590,19 @@ impl AnsweredForNames {
             .flat_map(|(t, addrs)| elements(t, addrs))
             .collect();
         drop.difference(&still).cloned().collect()
+    }
+}
+
+/// Reads [`ANSWERED_FILE`] from the sidecar's status dir `dir`: rule → addresses; nothing when
+/// it is missing, too large or malformed (the sidecar writes it whole, atomically).
+pub fn read_answered(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<Ipv4Addr>> {
+    let path = dir.join(ANSWERED_FILE);
+    match std::fs::metadata(&path) {
+        Ok(m) if m.len() <= MAX_FILE_BYTES * 4 => std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default(),
+        _ => Default::default(),
     }
 }
 

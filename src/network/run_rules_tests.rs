@@ -344,3 +344,28 @@ fn a_deny_replaces_an_allow_of_the_same_target_and_the_other_way_round() {
         "files without deny still load"
     );
 }
+
+#[test]
+fn what_the_name_rules_opened_is_reported_per_rule_and_read_back() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    assert!(read_answered(dir.path()).is_empty(), "no file: nothing");
+    let mut answered = AnsweredForNames::default();
+    let narrow = t("api.example.org:443");
+    assert!(answered.record(&narrow, [Ipv4Addr::new(203, 0, 113, 7)]));
+    assert!(
+        !answered.record(&narrow, [Ipv4Addr::new(203, 0, 113, 7)]),
+        "nothing new"
+    );
+    let many = (0..=255).map(|i| Ipv4Addr::new(198, 51, 100, i));
+    assert!(answered.record(&t("*.example.net"), many));
+    std::fs::write(dir.path().join(ANSWERED_FILE), answered.to_json()).expect("write");
+    let back = read_answered(dir.path());
+    assert_eq!(back["api.example.org:443"], [Ipv4Addr::new(203, 0, 113, 7)]);
+    assert_eq!(back["*.example.net"].len(), MAX_LISTED_ANSWERS);
+    std::fs::write(
+        dir.path().join(ANSWERED_FILE),
+        "{\"x\": [\"not an address\"]}",
+    )
+    .expect("write");
+    assert!(read_answered(dir.path()).is_empty(), "malformed: nothing");
+}

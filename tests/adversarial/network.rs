@@ -1347,6 +1347,14 @@ fn a_name_allowed_on_one_port_does_not_open_its_addresses_other_ports_or_udp() {
     };
     assert!(refused("tcp", PORT2), "{ledger:#?}");
     assert!(refused("udp", PORT), "{ledger:#?}");
+    // What it opened, with the addresses the sidecar answered: `lazaret net rules` says it.
+    let rules = ws.lazaret(&["net", "rules", "--profile", "narrow"]);
+    assert!(
+        rules.stdout.contains(&format!(
+            "it allows allowed.test's current addresses ({PUBLIC}) on tcp/{PORT} only"
+        )),
+        "{rules:?}"
+    );
 
     // c. The wide form, said as such: every port, TCP and UDP.
     let r = allow(&["allowed.test", "--any-port"]);

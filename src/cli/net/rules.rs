@@ -284,10 +284,13 @@ pub fn rules(layout: &Layout, args: &RulesArgs) -> anyhow::Result<i32> {
     let profile = this.profile;
     let dir = status_dir(&this.domain);
     // A stopped Domain's last run left its file; only a running one's rules are in force.
-    let run = if this.running && dir.join("ready").exists() {
-        run_rules_store::load(&dir)?
+    let (run, answered) = if this.running && dir.join("ready").exists() {
+        (
+            run_rules_store::load(&dir)?,
+            crate::network::run_rules::read_answered(&dir),
+        )
     } else {
-        RunRules::default()
+        (RunRules::default(), Default::default())
     };
     let n = &profile.network;
     let default = n.default_word();
@@ -310,6 +313,7 @@ pub fn rules(layout: &Layout, args: &RulesArgs) -> anyhow::Result<i32> {
             },
             "run": run.allow,
             "run_deny": run.deny,
+            "run_answered": answered,
         });
         writeln!(out, "{v}")?;
         return Ok(0);
@@ -352,6 +356,13 @@ pub fn rules(layout: &Layout, args: &RulesArgs) -> anyhow::Result<i32> {
                     r.target.to_string(),
                     super::utc(r.added_unix)
                 )?;
+                if label == "allow" && r.target.name().is_some() {
+                    let addrs = answered
+                        .get(&r.target.to_string())
+                        .cloned()
+                        .unwrap_or_default();
+                    writeln!(out, "  {:<12} it allows {}", "", r.target.opens(&addrs))?;
+                }
             }
         }
     }
