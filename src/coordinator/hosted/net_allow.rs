@@ -105,16 +105,17 @@ pub fn allow_destination(
         };
     }
     let target_range = target.private_range();
-    let opens = target.opens(&[]);
+    // A name's owner chooses what its allow opens: said (an address rule says it itself).
+    let opens = target.name().map(|_| target.opens(&[]));
     let added = match change_run(&status_dir(domain), |r, now| r.allow(target, now)) {
         Ok(added) => added,
         Err(answer) => return answer,
     };
     tracing::info!(target = %shown, added, %profile, "network rule allowed for this run (control centre)");
     let mut message = if added {
-        format!("allowed {shown} for this run: it allows {opens}")
+        format!("allowed {shown} for this run")
     } else {
-        format!("{shown} was allowed for this run already: it allows {opens}")
+        format!("{shown} was allowed for this run already")
     };
     if let Some(range) = target_range {
         message.push_str(&format!(
@@ -132,6 +133,9 @@ pub fn allow_destination(
             p.shown
         ));
         lines = p.edit.diff;
+    }
+    if let Some(opens) = opens {
+        message.push_str(&format!(" — it allows {opens}"));
     }
     done(message, lines)
 }
