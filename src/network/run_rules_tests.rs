@@ -1,4 +1,5 @@
 use super::*;
+use crate::runtime::network_policy::{RUN_DNS_ALLOWED_PORTS_SET, RUN_DNS_ALLOWED_SET};
 
 fn t(s: &str) -> Target {
     Target::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
