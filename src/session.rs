@@ -437,6 +437,26 @@ impl SessionPlan {
     }
 }
 
+/// The rule a choice on a held entry's card makes: `a` the narrow form (the destination's
+/// port; a name's addresses on tcp/443 — a DNS query says no port), `w` the wide form (every
+/// port), `d` refuses the entry as it is.
+pub(crate) fn held_target(
+    entry: &HeldEntry,
+    choice: Choice,
+) -> Result<crate::network::run_rules::Target, String> {
+    use crate::network::run_rules::{Proto, Target};
+    let target = Target::parse(&entry.target)
+        .map_err(|e| crate::terminal::escape::visible(&e.to_string()))?;
+    Ok(match (choice, target) {
+        (Choice::Allow, Target::Name(n)) if entry.protocol == "dns" => {
+            Target::NamePort(n, Proto::Tcp, 443)
+        }
+        (Choice::AllowAnyPort, Target::Port(a, _)) => Target::Address(a),
+        (Choice::AllowAnyPort, t) => t.any_port(),
+        (_, t) => t,
+    })
+}
+
 /// Carries out the developer's choice on the card of a held destination, as `lazaret net allow
 /// TARGET` (never `--private`) or `lazaret net deny TARGET` would; the card's last line.
 fn decide_held(
@@ -445,13 +465,13 @@ fn decide_held(
     entry: &HeldEntry,
     choice: Choice,
 ) -> Result<String, String> {
-    use crate::network::run_rules::{Target, TargetError};
+    use crate::network::run_rules::TargetError;
     use crate::runtime::run_rules_store;
-    let target = Target::parse(&entry.target).map_err(|e| e.to_string())?;
+    let target = held_target(entry, choice)?;
     let shown = target.to_string();
     let now = crate::runtime::denial_ledger::unix_now();
     match choice {
-        Choice::Allow => {
+        Choice::Allow | Choice::AllowAnyPort => {
             match target.check(false) {
                 Ok(()) => {}
                 Err(TargetError::NeedsPrivate(..)) => {
@@ -465,7 +485,10 @@ fn decide_held(
             match run_rules_store::change(dir, |r| r.allow(target.clone(), now)) {
                 Ok(added) => {
                     tracing::info!(target = %shown, added, %profile, from = "run terminal", "network rule allowed for this run");
-                    Ok(format!("allowed {shown} for this run"))
+                    Ok(format!(
+                        "allowed {shown} for this run: {}",
+                        target.opens(&[])
+                    ))
                 }
                 Err(e) => {
                     tracing::warn!(target = %shown, %profile, from = "run terminal", "allowing for this run: {e:#}");
@@ -524,5 +547,33 @@ mod tests {
         assert!(bad.is_err(), "{bad:?}");
         // Nothing was written: no rule changed.
         assert!(std::fs::read_dir(dir.path()).expect("dir").next().is_none());
+    }
+
+    #[test]
+    fn a_on_a_card_allows_the_narrow_form_and_w_the_wide_one() {
+        let shown = |target: &str, protocol: &str, choice| {
+            let e = HeldEntry {
+                protocol: protocol.into(),
+                ..entry(target)
+            };
+            held_target(&e, choice).map(|t| t.to_string())
+        };
+        let name = "registry.example.org";
+        assert_eq!(
+            shown(name, "dns", Choice::Allow).as_deref(),
+            Ok("registry.example.org:443")
+        );
+        assert_eq!(
+            shown(name, "dns", Choice::AllowAnyPort).as_deref(),
+            Ok(name)
+        );
+        assert_eq!(shown(name, "dns", Choice::Deny).as_deref(), Ok(name));
+        let addr = "203.0.113.7:8443";
+        assert_eq!(shown(addr, "tcp", Choice::Allow).as_deref(), Ok(addr));
+        assert_eq!(
+            shown(addr, "udp", Choice::AllowAnyPort).as_deref(),
+            Ok("203.0.113.7")
+        );
+        assert_eq!(shown(addr, "tcp", Choice::Deny).as_deref(), Ok(addr));
     }
 }

@@ -67,7 +67,11 @@ fn the_run_terminal_asks_about_a_held_connection() {
         &format!("curl -sS -m 60 -o /dev/null http://{allowed}/ && echo ok=$((40+2))"),
     );
     let card = tmux.wait_visible("t", "the card", |s| card_count(s, &allowed) == 1);
-    assert!(card.contains("[a] allow for this run"), "{card}");
+    assert!(
+        card.contains(&format!("[a] allows port {PORT} of {PUBLIC}, TCP and UDP")),
+        "{card}"
+    );
+    assert!(card.contains("[w] allows every port of"), "{card}");
     assert!(card.contains("refused in "), "{card}");
     assert!(
         !card.contains("sandbox# "),

@@ -187,6 +187,7 @@ fn a_refused_destination_is_allowed_for_the_running_session_and_revoked_again() 
         "net",
         "allow",
         "denied.test",
+        "--any-port",
         "--json",
         "--profile",
         "steer",
@@ -594,6 +595,11 @@ fn a_server_inside_is_published_on_the_hosts_loopback_and_unpublished() {
         )),
         "{publish:?}"
     );
+    // Said at once: 127.0.0.1 is the browser's localhost origin, shared with other tools.
+    assert!(
+        publish.stdout.contains("localhost origin") && publish.stdout.contains("127.0.0.2"),
+        "{publish:?}"
+    );
     let body = wait_for(Duration::from_secs(30), || {
         host_get("127.0.0.1", host_port, "/hello.txt")
     });
@@ -622,6 +628,33 @@ fn a_server_inside_is_published_on_the_hosts_loopback_and_unpublished() {
     assert_eq!(host_get("127.0.0.1", host_port, "/hello.txt"), None);
     let list = ws.lazaret(&["port", "list"]);
     assert!(list.stdout.contains("no ports published"), "{list:?}");
+
+    // An origin of its own (issue #31): another loopback address, only there, listed so.
+    let own = ws.lazaret(&[
+        "port",
+        "publish",
+        &format!("{host_port}:8000"),
+        "--address",
+        "127.0.0.2",
+    ]);
+    assert_eq!(own.code, Some(0), "{own:?}");
+    assert!(!own.stdout.contains("localhost origin"), "{own:?}");
+    let body = wait_for(Duration::from_secs(30), || {
+        host_get("127.0.0.2", host_port, "/hello.txt")
+    });
+    assert_eq!(body.as_deref(), Some("hello from the sandbox\n"));
+    assert_eq!(host_get("127.0.0.1", host_port, "/hello.txt"), None);
+    let list = ws.lazaret(&["port", "list"]);
+    assert!(
+        list.stdout
+            .contains(&format!("127.0.0.2:{host_port} -> sandbox port 8000")),
+        "{list:?}"
+    );
+    let multicast = ws.lazaret(&["port", "publish", "18001:8000", "--address", "224.0.0.1"]);
+    assert_eq!(multicast.code, Some(2), "{multicast:?}");
+    assert!(multicast.stderr.contains("127.0.0.N"), "{multicast:?}");
+    let un = ws.lazaret(&["port", "unpublish", &host_port.to_string()]);
+    assert_eq!(un.code, Some(0), "{un:?}");
 
     // Published again, and the Domain's end ends it.
     let r = ws.lazaret(&["port", "publish", &format!("{host_port}:8000")]);

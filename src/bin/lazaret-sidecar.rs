@@ -267,6 +267,7 @@ fn start_dns() -> Result<RunRulesApplier, String> {
     let answered = Answered {
         profile: rules.clone(),
         run: applier.names.clone(),
+        run_rules: applier.name_rules.clone(),
         for_run_names: applier.answered.clone(),
     };
     let mut proxy = DnsProxy::new(listen, settings.upstream.into(), rules, mode)
@@ -298,45 +299,74 @@ struct Answered {
     profile: lazaret::network::NameRules,
     /// The names allowed for this run: theirs go into the run's set, remembered per pattern.
     run: lazaret::network::dns_proxy::RunNames,
+    /// The run's name rules (either form): which sets an answer goes into.
+    run_rules: RunNameRules,
     for_run_names: std::sync::Arc<std::sync::Mutex<lazaret::network::run_rules::AnsweredForNames>>,
 }
+
+/// The run's allowed name rules, shared with the forwarder's answers.
+type RunNameRules = std::sync::Arc<std::sync::RwLock<Vec<lazaret::network::run_rules::Target>>>;
 
 impl Answered {
     /// Adds the addresses answered for an allowed name to the policy's set, for the answer's
     /// TTL (at least 60 s, at most a day). Private addresses are added too: the policy's
     /// prefix rules, evaluated before the set, still refuse them unless a CIDR rule allows
-    /// them (no rebinding).
+    /// them (no rebinding). A name the run allows on one port only (the narrow form) admits
+    /// its addresses on that port and protocol only.
     fn allow(&self, name: &str, records: &[(std::net::Ipv4Addr, u32)]) {
         use lazaret::network::NameVerdict;
-        use lazaret::runtime::network_policy::{DNS_ALLOWED_SET, RUN_DNS_ALLOWED_SET};
+        use lazaret::runtime::network_policy::DNS_ALLOWED_SET;
         if records.is_empty() {
             return;
         }
-        let set = if self.profile.decide(name) == NameVerdict::Allow {
-            DNS_ALLOWED_SET
-        } else {
-            let run = self.run.read().unwrap_or_else(|p| p.into_inner());
-            match run.decide_with_rule(name) {
-                (NameVerdict::Allow, Some(pattern)) => {
-                    self.for_run_names
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .record(pattern, records.iter().map(|(a, _)| *a));
-                }
-                _ => return,
-            }
-            RUN_DNS_ALLOWED_SET
+        if self.profile.decide(name) == NameVerdict::Allow {
+            let elements: Vec<String> = records
+                .iter()
+                .map(|(addr, ttl)| format!("{addr} timeout {}s", (*ttl).clamp(60, 86_400)))
+                .collect();
+            add_answered(name, DNS_ALLOWED_SET, &elements);
+            return;
+        }
+        let run = self.run.read().unwrap_or_else(|p| p.into_inner());
+        let (NameVerdict::Allow, Some(pattern)) = run.decide_with_rule(name) else {
+            return;
         };
-        add_answered(name, set, records);
+        let rules = self
+            .run_rules
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        {
+            let mut answered = self.for_run_names.lock().unwrap_or_else(|p| p.into_inner());
+            let mut new = false;
+            for rule in rules.iter().filter(|t| t.name() == Some(pattern)) {
+                new |= answered.record(rule, records.iter().map(|(a, _)| *a));
+            }
+            if new {
+                report_answered(&answered);
+            }
+        }
+        let elements = lazaret::network::run_rules::answer_elements(&rules, pattern, records);
+        let mut by_set: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+        for (set, element) in elements {
+            by_set.entry(set).or_default().push(element);
+        }
+        for (set, elements) in by_set {
+            add_answered(name, set, &elements);
+        }
     }
 }
 
-fn add_answered(name: &str, set: &str, records: &[(std::net::Ipv4Addr, u32)]) {
+/// Tells the host what the run's name rules opened so far (`lazaret net rules`).
+fn report_answered(answered: &lazaret::network::run_rules::AnsweredForNames) {
+    use lazaret::network::run_rules::ANSWERED_FILE;
+    if let Err(e) = report(ANSWERED_FILE, &answered.to_json()) {
+        eprintln!("lazaret-sidecar: writing {ANSWERED_FILE}: {e}");
+    }
+}
+
+fn add_answered(name: &str, set: &str, elements: &[String]) {
     use lazaret::runtime::network_policy::TABLE;
-    let elements: Vec<String> = records
-        .iter()
-        .map(|(addr, ttl)| format!("{addr} timeout {}s", (*ttl).clamp(60, 86_400)))
-        .collect();
     let element = format!("{{ {} }}", elements.join(", "));
     let out = Command::new(NFT)
         .args(["add", "element", "inet", TABLE, set, &element])
@@ -363,6 +393,7 @@ struct RunRulesApplier {
     /// Under `default = "ask"`: what is held.
     held: Option<Held>,
     names: lazaret::network::dns_proxy::RunNames,
+    name_rules: RunNameRules,
     answered: std::sync::Arc<std::sync::Mutex<lazaret::network::run_rules::AnsweredForNames>>,
 }
 
@@ -415,17 +446,22 @@ impl RunRulesApplier {
 
     fn apply(&mut self, rules: &lazaret::network::run_rules::RunRules) -> Result<(), String> {
         use lazaret::network::NameRules;
-        use lazaret::runtime::network_policy::{RUN_DNS_ALLOWED_SET, TABLE};
+        use lazaret::runtime::network_policy::TABLE;
         nft_script(&rules.render_nft())?;
         let names = rules.names();
-        let run = NameRules::new(names.clone(), rules.denied_names())?;
+        let name_rules = rules.name_targets();
+        let run = NameRules::new(names, rules.denied_names())?;
+        *self.name_rules.write().unwrap_or_else(|p| p.into_inner()) = name_rules.clone();
         *self.names.write().unwrap_or_else(|p| p.into_inner()) = run;
         let gone = self
             .answered
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .revoke_missing(&names);
-        for addr in gone {
+            .revoke_missing(&name_rules);
+        if !gone.is_empty() {
+            report_answered(&self.answered.lock().unwrap_or_else(|p| p.into_inner()));
+        }
+        for (set, element) in gone {
             // An element that timed out meanwhile is gone already: that error is not one.
             let _ = Command::new(NFT)
                 .args([
@@ -433,8 +469,8 @@ impl RunRulesApplier {
                     "element",
                     "inet",
                     TABLE,
-                    RUN_DNS_ALLOWED_SET,
-                    &format!("{{ {addr} }}"),
+                    set,
+                    &format!("{{ {element} }}"),
                 ])
                 .output();
         }

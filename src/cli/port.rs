@@ -40,7 +40,9 @@ pub struct PublishArgs {
     /// PORT (the same port on the host) or HOST_PORT:PORT.
     pub port: String,
     /// The host address to listen on (default 127.0.0.1; 0.0.0.0 makes it reachable from
-    /// other machines).
+    /// other machines). Any loopback address 127.0.0.N works: a host name of its own, so the
+    /// sandbox's pages do not share the cookies of other tools on 127.0.0.1 (browsers keep
+    /// cookies per host, not per port).
     #[arg(long, default_value = "127.0.0.1")]
     pub address: Ipv4Addr,
     #[command(flatten)]
@@ -73,6 +75,35 @@ pub struct Common {
     pub json: bool,
 }
 
+/// Whether `address` can be listened on: not multicast, broadcast or reserved (`240/4`).
+pub fn check_address(address: Ipv4Addr) -> Result<(), String> {
+    if address.is_multicast() || address.is_broadcast() || address.octets()[0] >= 240 {
+        return Err(format!(
+            "{address} is a multicast, broadcast or reserved address: publish on 127.0.0.1 \
+             (the default), another loopback address 127.0.0.N (an origin of its own), or \
+             an address of this host"
+        ));
+    }
+    Ok(())
+}
+
+/// The note `lazaret port publish` prints for what the address shares, if anything.
+pub fn address_note(address: Ipv4Addr) -> Option<String> {
+    if address == Ipv4Addr::LOCALHOST {
+        Some(
+            "note: 127.0.0.1 is your browser's localhost origin: the page shares the cookies of \
+             every other local tool on it; `--address 127.0.0.2` gives it a host of its own"
+                .to_owned(),
+        )
+    } else if !address.is_loopback() {
+        Some(format!(
+            "note: {address} is reachable from other machines that reach this host"
+        ))
+    } else {
+        None
+    }
+}
+
 /// `PORT` or `HOST_PORT:PORT`.
 pub fn parse_ports(s: &str) -> Result<(u16, u16), String> {
     let number = |p: &str| match p.parse::<u16>() {
@@ -90,7 +121,8 @@ pub fn parse_ports(s: &str) -> Result<(u16, u16), String> {
 pub fn execute(layout: &Layout, args: PortArgs) -> anyhow::Result<i32> {
     let (common, msg) = match &args.command {
         PortCommand::Publish(a) => {
-            let (host_port, port) = match parse_ports(&a.port) {
+            let checked = check_address(a.address).and_then(|()| parse_ports(&a.port));
+            let (host_port, port) = match checked {
                 Ok(p) => p,
                 Err(e) => {
                     eprintln!("lazaret: {e}");
@@ -139,12 +171,8 @@ pub fn execute(layout: &Layout, args: PortArgs) -> anyhow::Result<i32> {
                     .find(|p| Some(p.host_port) == parse_ports(&a.port).ok().map(|x| x.0))
                 {
                     writeln!(out, "published {}", shown(p))?;
-                    if !p.address.is_loopback() {
-                        writeln!(
-                            out,
-                            "note: {} is reachable from other machines that reach this host",
-                            p.address
-                        )?;
+                    if let Some(note) = address_note(p.address) {
+                        writeln!(out, "{note}")?;
                     }
                 }
             }
@@ -194,6 +222,31 @@ fn running(layout: &Layout, profile: Option<&str>) -> anyhow::Result<DomainAddre
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_loopback_address_of_its_own_is_accepted_and_the_shared_origin_is_said() {
+        use std::net::Ipv4Addr;
+        for ok in [
+            "127.0.0.1",
+            "127.0.0.2",
+            "127.1.2.3",
+            "0.0.0.0",
+            "192.0.2.10",
+        ] {
+            let a: Ipv4Addr = ok.parse().unwrap_or(Ipv4Addr::UNSPECIFIED);
+            assert_eq!(super::check_address(a), Ok(()), "{ok}");
+        }
+        for bad in ["224.0.0.1", "255.255.255.255", "240.0.0.1"] {
+            let a: Ipv4Addr = bad.parse().unwrap_or(Ipv4Addr::UNSPECIFIED);
+            let e = super::check_address(a).unwrap_err();
+            assert!(e.contains("127.0.0.N"), "{e}");
+        }
+        let shared = super::address_note(Ipv4Addr::LOCALHOST).unwrap_or_default();
+        assert!(shared.contains("cookies") && shared.contains("--address 127.0.0.2"));
+        assert_eq!(super::address_note(Ipv4Addr::new(127, 0, 0, 2)), None);
+        let open = super::address_note(Ipv4Addr::UNSPECIFIED).unwrap_or_default();
+        assert!(open.contains("other machines"), "{open}");
+    }
+
     #[test]
     fn ports_parse() {
         assert_eq!(super::parse_ports("8000"), Ok((8000, 8000)));

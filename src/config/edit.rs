@@ -39,6 +39,14 @@ pub fn allow_in_profile(
                  port of {addr}; {addr}:{port} alone can only be allowed for the run"
             ))
         }
+        Target::NamePort(..) => {
+            return Err(format!(
+                "the profile's name rules have no ports: `lazaret net allow {} --save` keeps \
+                 every port of the name's addresses; {target} alone can only be allowed for the \
+                 run",
+                target.clone().any_port()
+            ))
+        }
         Target::Address(addr) => {
             let prefix = format!("{addr}/32");
             if net.allow.iter().any(|p| p.to_string() == prefix) {

@@ -51,7 +51,7 @@ pub fn prepare(
             .allow_names
             .iter()
             .any(|s| NamePattern::parse(s).is_ok_and(|x| x == *n)),
-        Target::Port(..) => false,
+        Target::Port(..) | Target::NamePort(..) => false,
     };
     if !holds {
         bail!(

@@ -35,6 +35,7 @@ pub mod name_rules;
 pub mod nflog;
 pub mod port_forward;
 pub mod rules_watch;
+pub mod run_answers;
 pub mod run_rules;
 
 #[cfg(test)]

@@ -9,10 +9,16 @@
 //!
 //! - `ADDR` goes into [`RUN_ALLOWED_SET`]: every protocol and port of that address;
 //! - `ADDR:PORT` into [`RUN_ALLOWED_PORTS_SET`]: TCP and UDP to that port;
-//! - `NAME` (or `*.NAME`) is allowed by the sidecar's DNS forwarder over the profile's name
-//!   rules, and the addresses it answers for it go into [`crate::runtime::network_policy::RUN_DNS_ALLOWED_SET`] (evaluated
-//!   after the prefix rules like the profile's own names: an allowed name that resolves to a
-//!   private address stays refused — no rebinding).
+//! - `NAME:PORT` (TCP) or `NAME:PORT/udp` — the **narrow form** of a name (issue #31): the
+//!   sidecar's DNS forwarder answers the name over the profile's name rules, and the addresses
+//!   it answers go into [`crate::runtime::network_policy::RUN_DNS_ALLOWED_PORTS_SET`] as `address . protocol . port`: those
+//!   addresses on that port and protocol only;
+//! - `NAME` (or `*.NAME`) — the **wide form**, a deliberate choice (`--any-port`, `w` on a
+//!   card): the addresses answered go into [`crate::runtime::network_policy::RUN_DNS_ALLOWED_SET`], every port, TCP and UDP.
+//!
+//! Either way an answered address admits every other name on it (a CDN's other tenants), and
+//! both sets are evaluated after the prefix rules like the profile's own names: an allowed name
+//! that resolves to a private address stays refused — no rebinding.
 //!
 //! Address rules are evaluated after the DNS rules (port 53 still goes only through the
 //! forwarder) and before every prefix rule, so they pierce the profile's and the default
@@ -43,8 +49,38 @@ pub enum Target {
     Address(Ipv4Addr),
     /// TCP and UDP to one port of one IPv4 address.
     Port(Ipv4Addr, u16),
-    /// A DNS name or `*.suffix`, as the profile's name rules spell them.
+    /// A DNS name or `*.suffix`, as the profile's name rules spell them: the addresses
+    /// answered for it, every port, TCP and UDP (the wide form).
     Name(NamePattern),
+    /// A name's answered addresses on one port of one protocol only (the narrow form):
+    /// `NAME:PORT` (TCP) or `NAME:PORT/udp`.
+    NamePort(NamePattern, Proto, u16),
+}
+
+/// The transport of a narrow name rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Proto {
+    Tcp,
+    Udp,
+}
+
+impl Proto {
+    /// As nftables and the held list spell it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Proto::Tcp => "tcp",
+            Proto::Udp => "udp",
+        }
+    }
+
+    /// `tcp` or `udp`; anything else is none.
+    pub fn parse(word: &str) -> Option<Proto> {
+        match word {
+            "tcp" => Some(Proto::Tcp),
+            "udp" => Some(Proto::Udp),
+            _ => None,
+        }
+    }
 }
 
 /// Why a target cannot be allowed.
@@ -104,6 +140,9 @@ impl Target {
                     "`{text}`: IPv6 is off inside the Domain; allow an IPv4 address or a name"
                 )));
             }
+            if !addr.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+                return Target::parse_name_port(text, addr, port);
+            }
         }
         if text.contains('/') {
             return Err(TargetError::Syntax(format!(
@@ -121,11 +160,81 @@ impl Target {
             .map_err(TargetError::Syntax)
     }
 
+    /// `NAME:PORT`, `NAME:PORT/tcp` or `NAME:PORT/udp` (the narrow form of a name).
+    fn parse_name_port(text: &str, name: &str, port: &str) -> Result<Target, TargetError> {
+        let (port, proto) = match port.split_once('/') {
+            Some((p, word)) => (p, Proto::parse(&word.to_ascii_lowercase())),
+            None => (port, Some(Proto::Tcp)),
+        };
+        let Some(proto) = proto else {
+            return Err(TargetError::Syntax(format!(
+                "`{text}`: the protocol is tcp or udp (NAME:PORT is TCP, NAME:PORT/udp UDP)"
+            )));
+        };
+        let port = match port.parse::<u16>() {
+            Ok(p) if p > 0 && port.bytes().all(|b| b.is_ascii_digit()) => p,
+            _ => {
+                return Err(TargetError::Syntax(format!(
+                    "`{text}`: the port must be a number from 1 to 65535"
+                )))
+            }
+        };
+        let pattern = NamePattern::parse(name).map_err(TargetError::Syntax)?;
+        Ok(Target::NamePort(pattern, proto, port))
+    }
+
+    /// The name pattern of a name rule (either form).
+    pub fn name(&self) -> Option<&NamePattern> {
+        match self {
+            Target::Name(n) | Target::NamePort(n, ..) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// The wide form of a narrow name rule (`NAME:PORT` → `NAME`); any other target as it is.
+    pub fn any_port(self) -> Target {
+        match self {
+            Target::NamePort(n, ..) => Target::Name(n),
+            t => t,
+        }
+    }
+
+    /// What allowing it opens, in words for the developer; `answered` are the name's current
+    /// addresses when known (a name's owner chooses them, and every other name on one of them
+    /// shares it: a CDN's other tenants).
+    pub fn opens(&self, answered: &[Ipv4Addr]) -> String {
+        let addrs = if answered.is_empty() {
+            "addresses (as its DNS answers them)".to_owned()
+        } else {
+            let shown: Vec<String> = answered.iter().take(4).map(|a| a.to_string()).collect();
+            let more = answered.len().saturating_sub(4);
+            let tail = if more > 0 {
+                format!(", {more} more")
+            } else {
+                String::new()
+            };
+            format!("addresses ({}{tail})", shown.join(", "))
+        };
+        match self {
+            Target::Address(a) => format!("every port of {a}, TCP and UDP"),
+            Target::Port(a, p) => format!("port {p} of {a}, TCP and UDP"),
+            Target::NamePort(n, proto, p) => format!(
+                "{n}'s current {addrs} on {}/{p} only — other names on those addresses too \
+                 (a CDN's other tenants)",
+                proto.word()
+            ),
+            Target::Name(n) => format!(
+                "{n}'s current {addrs} on every port, TCP and UDP — other names on those \
+                 addresses too (a CDN's other tenants)"
+            ),
+        }
+    }
+
     /// The default-denied range its address is in (private, link-local, CGNAT, `0/8`).
     pub fn private_range(&self) -> Option<crate::runtime::network_policy::Ipv4Prefix> {
         let addr = match self {
             Target::Address(a) | Target::Port(a, _) => *a,
-            Target::Name(_) => return None,
+            Target::Name(_) | Target::NamePort(..) => return None,
         };
         let one = crate::runtime::network_policy::Ipv4Prefix { addr, len: 32 };
         DEFAULT_DENY.iter().find(|p| p.contains(&one)).copied()
@@ -135,7 +244,7 @@ impl Target {
     pub fn check(&self, private: bool) -> Result<(), TargetError> {
         let addr = match self {
             Target::Address(a) | Target::Port(a, _) => *a,
-            Target::Name(_) => return Ok(()),
+            Target::Name(_) | Target::NamePort(..) => return Ok(()),
         };
         if addr == crate::runtime::network_policy::HOST_LOOPBACK {
             return Err(TargetError::Unusable(
@@ -169,6 +278,8 @@ impl fmt::Display for Target {
             Target::Address(a) => write!(f, "{a}"),
             Target::Port(a, p) => write!(f, "{a}:{p}"),
             Target::Name(n) => write!(f, "{n}"),
+            Target::NamePort(n, Proto::Tcp, p) => write!(f, "{n}:{p}"),
+            Target::NamePort(n, Proto::Udp, p) => write!(f, "{n}:{p}/udp"),
         }
     }
 }
@@ -255,7 +366,9 @@ impl RunRules {
 
     /// Refuses `target` for this run (an allow of the same target ends); false when it was
     /// refused already. Any target may be refused: no `--private` is needed to close a way.
+    /// A name is refused whatever the port: `NAME:PORT` refuses `NAME` (its resolution).
     pub fn deny(&mut self, target: Target, now_unix: u64) -> Result<bool, String> {
+        let target = target.any_port();
         self.generation += 1;
         self.allow.retain(|r| r.target != target);
         if self.deny.iter().any(|r| r.target == target) {
@@ -301,7 +414,7 @@ impl RunRules {
             rules.iter().any(|r| match r.target {
                 Target::Address(a) => a == addr,
                 Target::Port(a, p) => a == addr && p == port,
-                Target::Name(_) => false,
+                Target::Name(_) | Target::NamePort(..) => false,
             })
         };
         if hits(&self.deny) {
@@ -313,14 +426,23 @@ impl RunRules {
         }
     }
 
-    /// The name patterns the DNS forwarder allows for this run.
+    /// The name patterns the DNS forwarder allows for this run (either form), once each.
     pub fn names(&self) -> Vec<NamePattern> {
+        let mut names: Vec<NamePattern> = Vec::new();
+        for n in self.allow.iter().filter_map(|r| r.target.name()) {
+            if !names.contains(n) {
+                names.push(n.clone());
+            }
+        }
+        names
+    }
+
+    /// The allowed name rules (either form): what the addresses answered for a name admit.
+    pub fn name_targets(&self) -> Vec<Target> {
         self.allow
             .iter()
-            .filter_map(|r| match &r.target {
-                Target::Name(n) => Some(n.clone()),
-                _ => None,
-            })
+            .filter(|r| r.target.name().is_some())
+            .map(|r| r.target.clone())
             .collect()
     }
 
@@ -334,7 +456,7 @@ impl RunRules {
                 match r.target {
                     Target::Address(a) => addrs.push(a.to_string()),
                     Target::Port(a, p) => ports.push(format!("{a} . {p}")),
-                    Target::Name(_) => {}
+                    Target::Name(_) | Target::NamePort(..) => {}
                 }
             }
             (addrs, ports)
@@ -363,42 +485,10 @@ impl RunRules {
     }
 }
 
-/// The addresses answered for run-allowed names, per name pattern, so that revoking a name
-/// takes its addresses out of [`crate::runtime::network_policy::RUN_DNS_ALLOWED_SET`] (the sidecar's bookkeeping).
-#[derive(Debug, Default)]
-pub struct AnsweredForNames {
-    by_pattern: std::collections::HashMap<NamePattern, std::collections::BTreeSet<Ipv4Addr>>,
-}
-
-impl AnsweredForNames {
-    /// Remembers `addrs` answered for a name that `pattern` allowed.
-    pub fn record(&mut self, pattern: &NamePattern, addrs: impl IntoIterator<Item = Ipv4Addr>) {
-        self.by_pattern
-            .entry(pattern.clone())
-            .or_default()
-            .extend(addrs);
-    }
-
-    /// Forgets the patterns no longer in `kept`; returns the addresses to take out of the set
-    /// (an address also answered for a kept pattern stays).
-    pub fn revoke_missing(&mut self, kept: &[NamePattern]) -> Vec<Ipv4Addr> {
-        let gone: Vec<NamePattern> = self
-            .by_pattern
-            .keys()
-            .filter(|p| !kept.contains(p))
-            .cloned()
-            .collect();
-        let mut drop = std::collections::BTreeSet::new();
-        for p in &gone {
-            if let Some(addrs) = self.by_pattern.remove(p) {
-                drop.extend(addrs);
-            }
-        }
-        let still: std::collections::BTreeSet<Ipv4Addr> =
-            self.by_pattern.values().flatten().copied().collect();
-        drop.difference(&still).copied().collect()
-    }
-}
+pub use super::run_answers::{
+    answer_element, answer_elements, read_answered, AnsweredForNames, ANSWERED_FILE,
+    MAX_ANSWER_SECS, MAX_LISTED_ANSWERS,
+};
 
 #[cfg(test)]
 #[path = "run_rules_tests.rs"]

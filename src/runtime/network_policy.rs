@@ -244,8 +244,12 @@ pub struct DnsSettings {
 pub const RUN_ALLOWED_SET: &str = "run_allowed";
 /// Set of address . port pairs allowed for this run, TCP and UDP (`lazaret net allow ADDR:PORT`).
 pub const RUN_ALLOWED_PORTS_SET: &str = "run_allowed_ports";
-/// Set of addresses the forwarder answered for names allowed for this run.
+/// Set of addresses the forwarder answered for names allowed for this run, every port (the wide
+/// form: `lazaret net allow NAME --any-port`).
 pub const RUN_DNS_ALLOWED_SET: &str = "run_dns_allowed";
+/// Set of address . protocol . port the forwarder answered for names allowed for this run on
+/// one port (the narrow form: `lazaret net allow NAME:PORT`).
+pub const RUN_DNS_ALLOWED_PORTS_SET: &str = "run_dns_allowed_ports";
 /// Set of addresses the developer refused for this run, every port (`lazaret net deny ADDR`).
 pub const RUN_DENIED_SET: &str = "run_denied";
 /// Set of address . port pairs refused for this run (`lazaret net deny ADDR:PORT`).
@@ -424,6 +428,11 @@ impl NetworkPolicy {
             if self.default_deny {
                 let _ = writeln!(chain, "    ip daddr @{DNS_ALLOWED_SET} accept");
                 let _ = writeln!(chain, "    ip daddr @{RUN_DNS_ALLOWED_SET} accept");
+                let _ = writeln!(
+                    chain,
+                    "    meta l4proto {{ tcp, udp }} ip daddr . meta l4proto . th dport \
+                     @{RUN_DNS_ALLOWED_PORTS_SET} accept"
+                );
                 if let Some(secs) = self.ask_timeout {
                     use crate::network::ask::{expired_reason, EXPIRED_SET, HELD_SET};
                     let key = "ip daddr . meta l4proto . th dport";
@@ -454,6 +463,11 @@ impl NetworkPolicy {
                 "  set {set} {{\n    type ipv4_addr\n    flags timeout\n    size 65536\n  }}"
             );
         }
+        let _ = writeln!(
+            s,
+            "  set {RUN_DNS_ALLOWED_PORTS_SET} {{\n    type ipv4_addr . inet_proto . inet_service\n    \
+             flags timeout\n    size 65536\n  }}"
+        );
         let _ = writeln!(
             s,
             "  set {RUN_ALLOWED_SET} {{\n    type ipv4_addr\n    size 1024\n  }}"

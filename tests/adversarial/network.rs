@@ -7,8 +7,8 @@
 //! checked against a control that the same tool and spelling do reach an allowed test host.
 
 use crate::support::netns::{
-    host_fetch, probes, verdicts, wait_answering, TestHosts, BASE, METADATA, PORT, PRIVATE, PUBLIC,
-    RESOLVER, V6,
+    host_fetch, probes, verdicts, wait_answering, TestHosts, BASE, METADATA, PORT, PORT2, PRIVATE,
+    PUBLIC, RESOLVER, V6,
 };
 use crate::support::{self, wait_for, Dev, TestWorkspace};
 use std::process::{Command, Stdio};
@@ -1230,4 +1230,154 @@ while not os.path.exists("/workspace/go"):
             == 2,
         "{why:?}"
     );
+}
+
+/// The sandbox's probes of the name `allowed.test` (issue #31): TCP to [`PORT`] and to
+/// [`PORT2`] (both served by the public test host) and a UDP datagram to [`PORT`] (echoed),
+/// one line each: `tcp1=`, `tcp2=`, `udp=` with `open` or `refused`.
+fn name_probes() -> String {
+    let url = |port: u16| format!("http://allowed.test:{port}/");
+    format!(
+        "curl -sS -m 5 -o /dev/null {u1} 2>/dev/null && echo tcp1=open || echo tcp1=refused; \
+         curl -sS -m 5 -o /dev/null {u2} 2>/dev/null && echo tcp2=open || echo tcp2=refused; \
+         python3 -c 'import socket; u=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.settimeout(3); u.sendto(b\"x\", (\"allowed.test\", {PORT})); assert u.recv(64) == b\"echo:x\"' 2>/dev/null && echo udp=open || echo udp=refused; ",
+        u1 = url(PORT),
+        u2 = url(PORT2),
+    )
+}
+
+/// The run's allow rules, as `lazaret net rules --json` lists them.
+fn run_allows(ws: &TestWorkspace, profile: &str) -> Vec<String> {
+    let r = ws.lazaret(&["net", "rules", "--json", "--profile", profile]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON");
+    v["run"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| r["target"].as_str().unwrap_or("").to_owned())
+        .collect()
+}
+
+/// Attack (issue #31 item 4): the developer allows a name the agent asked for, to reach one
+/// service on it (`allowed.test` on tcp/PORT). The agent then uses that allow as an allow of
+/// the address: another TCP port of it, and UDP to the allowed port (a tunnel or a second
+/// service of whoever steers the name's answers). Expected: `lazaret net allow NAME` alone is
+/// refused with the choice spelled out (`NAME:443`, `--any-port`); the narrow form
+/// `NAME:PORT` opens the name's answers on tcp/PORT only — the other port and UDP stay refused
+/// (and in the ledger) — and says what it opens (the CDN caveat); the wide form
+/// (`--any-port`) opens every port and UDP, and revoking it leaves the narrow rule alone; the
+/// next run of the Domain begins with none of it.
+#[test]
+fn a_name_allowed_on_one_port_does_not_open_its_addresses_other_ports_or_udp() {
+    let dev = Dev::get();
+    let hosts = TestHosts::create();
+    wait_for(Duration::from_secs(10), || host_fetch(PUBLIC).then_some(()))
+        .expect("the public test host answers from the host");
+    let ws = dev.workspace("narrow").with_profile(
+        "narrow",
+        &profile(
+            "narrow",
+            &format!("resolvers = [\"{RESOLVER}\"]\ndefault = \"deny\"\n"),
+        ),
+    );
+    let mut script = String::new();
+    for phase in ["a", "b", "c", "d"] {
+        script.push_str(&format!(
+            "{{ {probes} }} > /workspace/.{phase}.tmp; mv /workspace/.{phase}.tmp /workspace/{phase}; \
+             while [ ! -e /workspace/go-{phase} ]; do sleep 0.1; done; ",
+            probes = name_probes()
+        ));
+    }
+    put(&ws, "narrow.sh", &script);
+    let session = ws.spawn(&["sh", "/workspace/narrow.sh"]);
+    let phase = |p: &str| -> Vec<String> {
+        let path = ws.path.join(p);
+        let text = wait_for(Duration::from_secs(120), || {
+            std::fs::read_to_string(&path).ok()
+        })
+        .unwrap_or_else(|| panic!("the session did not report phase {p}"));
+        text.lines().map(str::to_owned).collect()
+    };
+    let go = |p: &str| put(&ws, &format!("go-{p}"), "");
+    let expect = |tcp1: &str, tcp2: &str, udp: &str| {
+        vec![
+            format!("tcp1={tcp1}"),
+            format!("tcp2={tcp2}"),
+            format!("udp={udp}"),
+        ]
+    };
+    let allow = |args: &[&str]| {
+        let mut full = vec!["net", "allow"];
+        full.extend_from_slice(args);
+        full.extend(["--profile", "narrow"]);
+        ws.lazaret(&full)
+    };
+
+    // a. The profile's default deny: the name is not even resolved.
+    assert_eq!(phase("a"), expect("refused", "refused", "refused"));
+    // A name alone is no longer an allow of every port: the developer is asked to choose.
+    let alone = allow(&["allowed.test"]);
+    assert_eq!(alone.code, Some(2), "{alone:?}");
+    for says in ["allowed.test:443", "--any-port", "every port"] {
+        assert!(alone.stderr.contains(says), "{says:?} in {alone:?}");
+    }
+    assert!(run_allows(&ws, "narrow").is_empty());
+
+    // b. The narrow form: the name's answers on tcp/PORT only.
+    let narrow = format!("allowed.test:{PORT}");
+    let r = allow(&[&narrow]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    for says in [
+        format!("on tcp/{PORT} only"),
+        "other names on those addresses too".to_owned(),
+    ] {
+        assert!(r.stdout.contains(&says), "{says:?} in {r:?}");
+    }
+    go("a");
+    assert_eq!(phase("b"), expect("open", "refused", "refused"));
+    let ledger = denials(&ws, Some("narrow"));
+    let refused = |proto: &str, port: u16| {
+        ledger.iter().any(|d| {
+            d["address"] == PUBLIC
+                && d["protocol"] == proto
+                && d["port"] == port
+                && d["rule"].as_str().unwrap_or("").starts_with("default deny")
+        })
+    };
+    assert!(refused("tcp", PORT2), "{ledger:#?}");
+    assert!(refused("udp", PORT), "{ledger:#?}");
+    // What it opened, with the addresses the sidecar answered: `lazaret net rules` says it.
+    let rules = ws.lazaret(&["net", "rules", "--profile", "narrow"]);
+    assert!(
+        rules.stdout.contains(&format!(
+            "it allows allowed.test's current addresses ({PUBLIC}) on tcp/{PORT} only"
+        )),
+        "{rules:?}"
+    );
+
+    // c. The wide form, said as such: every port, TCP and UDP.
+    let r = allow(&["allowed.test", "--any-port"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(r.stdout.contains("on every port, TCP and UDP"), "{r:?}");
+    go("b");
+    assert_eq!(phase("c"), expect("open", "open", "open"));
+
+    // d. Revoking the wide form takes its addresses out; the narrow rule stays in force.
+    let r = ws.lazaret(&["net", "revoke", "allowed.test", "--profile", "narrow"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert_eq!(run_allows(&ws, "narrow"), [narrow]);
+    go("c");
+    assert_eq!(phase("d"), expect("open", "refused", "refused"));
+    go("d");
+    let out = session.wait_with_output().expect("the session ends");
+    assert!(out.status.success(), "{out:?}");
+
+    // The next run begins with the profile's policy only: the run's allow ended with its run.
+    ws.wait_torn_down();
+    let again = ws.run(&["sh", "-c", &name_probes()]);
+    assert_eq!(again.code, Some(0), "{again:?}");
+    assert_eq!(lines(&again), expect("refused", "refused", "refused"));
+    ws.assert_nothing_left();
+    drop(hosts);
 }

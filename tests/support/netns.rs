@@ -17,6 +17,8 @@ pub const METADATA: &str = "169.254.169.254";
 pub const RESOLVER: &str = "198.51.100.53";
 pub const V6: &str = "fd99:99::1";
 pub const PORT: u16 = 18080;
+/// A second TCP port of the test hosts (an allow for one port must not open the other).
+pub const PORT2: u16 = 18090;
 
 /// The test hosts use fixed addresses on the host's side too: one test at a time builds them,
 /// across test binaries (a lock file), and within one binary (the lock is per open file).
@@ -62,12 +64,12 @@ pub struct TestHosts {
 /// NXDOMAIN.
 const SERVER: &str = r#"
 import socket, threading
-def serve(family, addr):
+def serve(family, addr, port=PORT):
     s = socket.socket(family)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     if family == socket.AF_INET6:
         s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
-    s.bind((addr, PORT)); s.listen(32)
+    s.bind((addr, port)); s.listen(32)
     while True:
         c, _ = s.accept()
         try:
@@ -129,6 +131,7 @@ def echo():
         u.sendto(b"echo:" + data, peer)
 threading.Thread(target=serve, args=(socket.AF_INET6, "::"), daemon=True).start()
 threading.Thread(target=echo, daemon=True).start()
+threading.Thread(target=serve, args=(socket.AF_INET, "0.0.0.0", SECOND_TCP), daemon=True).start()
 serve(socket.AF_INET, "0.0.0.0")
 "#;
 
@@ -212,6 +215,7 @@ impl TestHosts {
         ])
         .output();
         let script = SERVER
+            .replace("SECOND_TCP", &PORT2.to_string())
             .replace("PORT", &PORT.to_string())
             .replace("LOG", &hosts.dns_log.display().to_string());
         let server = root(&["ip", "netns", "exec", &hosts.ns, "python3", "-c", &script])

@@ -47,7 +47,8 @@ pub struct HeldArgs {
 }
 
 pub fn deny(layout: &Layout, args: &DenyArgs) -> anyhow::Result<i32> {
-    let target = match Target::parse(&args.target) {
+    // A name is refused whatever the port: `NAME:PORT` refuses `NAME` (its resolution).
+    let target = match Target::parse(&args.target).map(Target::any_port) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("lazaret: {e}");

@@ -21,7 +21,9 @@ pub(super) const BAD_TARGET: i32 = 2;
 /// Allow a refused destination for this run of the Domain
 ///
 /// Takes what `lazaret net denials` shows: ADDR (every port of an IPv4 address), ADDR:PORT
-/// (TCP and UDP to that port) or a DNS NAME (`registry.example.org`, `*.example.org`). The
+/// (TCP and UDP to that port), or a DNS name on a port: NAME:PORT (TCP) or NAME:PORT/udp —
+/// the name's answered addresses on that port only (`registry.example.org:443`,
+/// `*.example.org:443`). A NAME on every port is the wide form: say --any-port. The
 /// rule is in force when the command returns — no restart, other connections untouched — and
 /// ends with the run: the next start of the Domain begins without it. To keep it, add it to
 /// the profile's [network] table.
@@ -30,11 +32,16 @@ pub(super) const BAD_TARGET: i32 = 2;
 /// range; private, link-local, CGNAT and 0.0.0.0/8 addresses need --private. DNS goes
 /// through the sidecar's forwarder whatever is allowed. An allowed name's answers are
 /// connectable (under default = "deny"), except private addresses (no rebinding): allow those
-/// by address with --private.
+/// by address with --private. A name's owner chooses its addresses, and every other name on
+/// one of them shares it (a CDN's other tenants): that is what a name allow opens.
 #[derive(Debug, Args)]
 pub struct AllowArgs {
-    /// ADDR, ADDR:PORT or NAME.
+    /// ADDR, ADDR:PORT, NAME:PORT, NAME:PORT/udp, or NAME with --any-port.
     pub target: String,
+    /// The wide form of a name: its answered addresses on every port, TCP and UDP (NAME:PORT
+    /// opens one port). `--save` keeps a name on every port anyway (profile rules have no ports).
+    #[arg(long)]
+    pub any_port: bool,
     /// Allow a private, link-local, CGNAT or 0.0.0.0/8 address (a way into your network).
     #[arg(long)]
     pub private: bool,
@@ -112,8 +119,30 @@ pub(super) fn running(layout: &Layout, profile: Option<&str>) -> anyhow::Result<
     Ok(Running { profile, domain })
 }
 
+/// The target of `lazaret net allow` with its flags: a name on every port only when the
+/// developer said so (`--any-port`, or `--save`, whose profile rule has no port).
+pub(super) fn allow_target(text: &str, any_port: bool, save: bool) -> Result<Target, String> {
+    // The text may come from the sandbox (a held name, copied): the error quotes it escaped.
+    let target = Target::parse(text).map_err(|e| escape::visible(&e.to_string()))?;
+    match target {
+        Target::Name(ref n) if !any_port && !save => Err(format!(
+            "`{}` alone opens {}: say the port it needs — `{n}:443` (TCP), `{n}:PORT/udp` — or \
+             add --any-port for every port (the wide form)",
+            escape::visible(text.trim()),
+            target.opens(&[])
+        )),
+        Target::Address(a) | Target::Port(a, _) if any_port => Err(format!(
+            "--any-port widens a name; for every port of {a} say `lazaret net allow {a}`"
+        )),
+        t if any_port => Ok(t.any_port()),
+        t => Ok(t),
+    }
+}
+
 pub fn allow(layout: &Layout, args: &AllowArgs) -> anyhow::Result<i32> {
-    let target = match Target::parse(&args.target).and_then(|t| t.check(args.private).map(|()| t)) {
+    let target = match allow_target(&args.target, args.any_port, args.save)
+        .and_then(|t| t.check(args.private).map(|()| t).map_err(|e| e.to_string()))
+    {
         Ok(t) => t,
         Err(e) => {
             eprintln!("lazaret: {e}");
@@ -171,7 +200,8 @@ pub fn allow(layout: &Layout, args: &AllowArgs) -> anyhow::Result<i32> {
             _ => serde_json::Value::Null,
         };
         let v = serde_json::json!({
-            "target": shown, "added": added, "rules": rules.allow, "saved": saved,
+            "target": shown, "added": added, "opens": target.opens(&[]), "rules": rules.allow,
+            "saved": saved,
         });
         writeln!(out, "{v}")?;
         return Ok(0);
@@ -187,6 +217,7 @@ pub fn allow(layout: &Layout, args: &AllowArgs) -> anyhow::Result<i32> {
         } else {
             writeln!(out, "{shown} was allowed for this run already")?;
         }
+        writeln!(out, "it allows {}", target.opens(&[]))?;
     }
     match &saving {
         Some((Some(p), profile)) => {
@@ -253,10 +284,13 @@ pub fn rules(layout: &Layout, args: &RulesArgs) -> anyhow::Result<i32> {
     let profile = this.profile;
     let dir = status_dir(&this.domain);
     // A stopped Domain's last run left its file; only a running one's rules are in force.
-    let run = if this.running && dir.join("ready").exists() {
-        run_rules_store::load(&dir)?
+    let (run, answered) = if this.running && dir.join("ready").exists() {
+        (
+            run_rules_store::load(&dir)?,
+            crate::network::run_rules::read_answered(&dir),
+        )
     } else {
-        RunRules::default()
+        (RunRules::default(), Default::default())
     };
     let n = &profile.network;
     let default = n.default_word();
@@ -279,6 +313,7 @@ pub fn rules(layout: &Layout, args: &RulesArgs) -> anyhow::Result<i32> {
             },
             "run": run.allow,
             "run_deny": run.deny,
+            "run_answered": answered,
         });
         writeln!(out, "{v}")?;
         return Ok(0);
@@ -321,8 +356,53 @@ pub fn rules(layout: &Layout, args: &RulesArgs) -> anyhow::Result<i32> {
                     r.target.to_string(),
                     super::utc(r.added_unix)
                 )?;
+                if label == "allow" && r.target.name().is_some() {
+                    let addrs = answered
+                        .get(&r.target.to_string())
+                        .cloned()
+                        .unwrap_or_default();
+                    writeln!(out, "  {:<12} it allows {}", "", r.target.opens(&addrs))?;
+                }
             }
         }
     }
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::allow_target;
+
+    #[test]
+    fn a_name_alone_is_refused_unless_the_wide_form_is_asked_for() {
+        let e = allow_target("api.example.org", false, false).unwrap_err();
+        assert!(e.contains("api.example.org:443"), "{e}");
+        assert!(e.contains("--any-port"), "{e}");
+        assert!(e.contains("every port"), "{e}");
+        let show =
+            |t: &str, any: bool, save: bool| allow_target(t, any, save).map(|t| t.to_string());
+        assert_eq!(
+            show("api.example.org:443", false, false).as_deref(),
+            Ok("api.example.org:443")
+        );
+        assert_eq!(
+            show("api.example.org", true, false).as_deref(),
+            Ok("api.example.org")
+        );
+        assert_eq!(
+            show("api.example.org:443", true, false).as_deref(),
+            Ok("api.example.org")
+        );
+        assert_eq!(
+            show("api.example.org", false, true).as_deref(),
+            Ok("api.example.org")
+        );
+        assert!(allow_target("198.51.100.7:443", true, false).is_err());
+        assert_eq!(
+            show("198.51.100.7:443", false, false).as_deref(),
+            Ok("198.51.100.7:443")
+        );
+        let hostile = allow_target("evil\u{1b}]52;c;x\u{7}.example", false, false).unwrap_err();
+        assert!(!hostile.contains('\u{1b}'), "{hostile:?}");
+    }
 }

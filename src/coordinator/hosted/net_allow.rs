@@ -105,6 +105,8 @@ pub fn allow_destination(
         };
     }
     let target_range = target.private_range();
+    // A name's owner chooses what its allow opens: said (an address rule says it itself).
+    let opens = target.name().map(|_| target.opens(&[]));
     let added = match change_run(&status_dir(domain), |r, now| r.allow(target, now)) {
         Ok(added) => added,
         Err(answer) => return answer,
@@ -131,6 +133,9 @@ pub fn allow_destination(
             p.shown
         ));
         lines = p.edit.diff;
+    }
+    if let Some(opens) = opens {
+        message.push_str(&format!(" — it allows {opens}"));
     }
     done(message, lines)
 }

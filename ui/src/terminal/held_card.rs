@@ -12,8 +12,14 @@
 //! gate's turn). A card closes by itself when its entry leaves the held list (decided
 //! elsewhere, or refused for time), when its deadline passes, and when the run ends.
 //!
+//! `a` allows the narrow form — a destination's port, a name's addresses on tcp/443 only —
+//! and `w` the wide form (every port), each said on the card with what it opens. Several
+//! entries first held while no card could show (64 in a row invite consent fatigue) get **one
+//! summary card** instead of a queue: the first [`MAX_LISTED`] listed escaped, how many more,
+//! and `a` / `d` decide all shown.
+//!
 //! [`Card`] is the card, sans IO (its text, keys and end); [`HeldCards`] shows one on the
-//! terminal for each destination first held during the run. The decision is carried out by
+//! terminal for each destination (or batch of them) first held during the run. The decision is carried out by
 //! the caller's [`Decider`] (the run's rules live in the engine).
 
 use super::escape;
@@ -31,8 +37,12 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 /// What the developer decides on a card.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Choice {
-    /// Allow the target for this run (`lazaret net allow TARGET`).
+    /// Allow the target's narrow form for this run: `ADDR:PORT`, a name on tcp/443
+    /// (`lazaret net allow TARGET`).
     Allow,
+    /// Allow the wide form: every port of the address, or of the name's addresses
+    /// (`lazaret net allow ADDR`, `lazaret net allow NAME --any-port`).
+    AllowAnyPort,
     /// Refuse it for this run (`lazaret net deny TARGET`).
     Deny,
 }
@@ -66,6 +76,16 @@ pub type Decider = Box<dyn Fn(&HeldEntry, Choice) -> Outcome + Send>;
 
 /// The longest target shown (chars, before escaping): a DNS name is at most 253.
 const MAX_TARGET: usize = 260;
+
+/// The most entries a summary card lists (and decides); the rest are counted.
+pub const MAX_LISTED: usize = 8;
+
+/// The longest target a summary card's line shows (chars, before escaping).
+const MAX_LISTED_TARGET: usize = 60;
+
+/// The port a held name's narrow allow opens: a DNS query says no port, and HTTPS is what
+/// nearly every name is asked for; another port is held (and asked) again.
+pub const NAME_PORT: &str = "tcp/443";
 
 /// How long the card's last line (the result) stays before the terminal goes back.
 pub const RESULT_PAUSE: Duration = Duration::from_millis(1200);
@@ -109,9 +129,13 @@ fn same(a: &HeldEntry, b: &HeldEntry) -> bool {
     a.target == b.target && a.protocol == b.protocol
 }
 
-/// One held entry's card (sans IO): its text at a time, its keys, its end.
+/// One held entry's card, or a summary of several (sans IO): its text at a time, its keys,
+/// its end.
 pub struct Card {
-    entry: HeldEntry,
+    /// The entries it decides (one, or up to [`MAX_LISTED`]), oldest first.
+    entries: Vec<HeldEntry>,
+    /// Entries held besides those listed (a summary card).
+    more: usize,
     keys: KeyDecoder,
     guard: Guard,
     /// Whether the input still undecoded (a lone ESC: the Escape key once input pauses) came
@@ -124,8 +148,16 @@ pub struct Card {
 impl Card {
     /// The card of `entry`, shown at `shown` (the guard starts then).
     pub fn new(entry: HeldEntry, shown: Instant) -> Card {
+        Card::summary(vec![entry], 0, shown)
+    }
+
+    /// One card for `entries` (at most [`MAX_LISTED`] kept; the rest counted in `more`).
+    pub fn summary(mut entries: Vec<HeldEntry>, more: usize, shown: Instant) -> Card {
+        let cut = entries.len().saturating_sub(MAX_LISTED);
+        entries.truncate(MAX_LISTED);
         Card {
-            entry,
+            entries,
+            more: more + cut,
             keys: KeyDecoder::new(),
             guard: Guard::new(shown),
             pending_admitted: false,
@@ -134,9 +166,14 @@ impl Card {
         }
     }
 
-    /// The entry as last seen in the held list.
+    /// The (first) entry as last seen in the held list.
     pub fn entry(&self) -> &HeldEntry {
-        &self.entry
+        &self.entries[0]
+    }
+
+    /// Every entry the card decides, as last seen in the held list.
+    pub fn entries(&self) -> &[HeldEntry] {
+        &self.entries
     }
 
     /// The card is on the screen at `at` (flushed, earlier input discarded): the guard starts
@@ -174,6 +211,7 @@ impl Card {
         for key in typed {
             let action = match key {
                 Key::Char('a' | 'A') => Action::Decide(Choice::Allow),
+                Key::Char('w' | 'W') => Action::Decide(Choice::AllowAnyPort),
                 Key::Char('d' | 'D') => Action::Decide(Choice::Deny),
                 Key::Char('i' | 'I') | Key::Escape | Key::Interrupt => Action::Leave,
                 _ => continue,
@@ -188,15 +226,28 @@ impl Card {
 
     /// The held list now (`None`: unchanged since the last look) at `now_unix`: why the card
     /// closes by itself, if it does. A list still holding the entry refreshes it (its count).
+    ///
+    /// A summary card keeps the entries still held (and not past their deadline); it closes
+    /// when none is left.
     pub fn check(&mut self, held: Option<&[HeldEntry]>, now_unix: u64) -> Option<Gone> {
+        let last_deadline = self.entries.iter().map(|e| e.deadline).max().unwrap_or(0);
         if let Some(list) = held {
-            match list.iter().find(|e| same(e, &self.entry)) {
-                Some(e) => self.entry = e.clone(),
-                None if now_unix >= self.entry.deadline => return Some(Gone::TimedOut),
-                None => return Some(Gone::Elsewhere),
+            let kept: Vec<HeldEntry> = self
+                .entries
+                .iter()
+                .filter_map(|mine| list.iter().find(|e| same(e, mine)).cloned())
+                .collect();
+            if kept.is_empty() {
+                return Some(if now_unix >= last_deadline {
+                    Gone::TimedOut
+                } else {
+                    Gone::Elsewhere
+                });
             }
+            self.entries = kept;
         }
-        (now_unix >= self.entry.deadline).then_some(Gone::TimedOut)
+        self.entries.retain(|e| now_unix < e.deadline);
+        self.entries.is_empty().then_some(Gone::TimedOut)
     }
 
     /// The choice is being carried out.
@@ -222,7 +273,10 @@ impl Card {
     /// The card at `now_unix` (Unix seconds), from its first row: everything the sandbox chose
     /// escaped.
     pub fn text(&self, now_unix: u64) -> String {
-        let e = &self.entry;
+        if self.entries.len() > 1 || self.more > 0 {
+            return self.summary_text(now_unix);
+        }
+        let e = &self.entries[0];
         let dns = e.protocol == "dns";
         let verb = if dns { "resolve" } else { "connect to" };
         let target = shown_target(&e.target);
@@ -241,10 +295,9 @@ impl Card {
             String::new()
         };
         let last = match &self.last {
-            Last::Menu => "\x1b[1m[a]\x1b[0m allow for this run  \x1b[1m[d]\x1b[0m deny  \
-                 \x1b[1m[i]\x1b[0m leave it (lazaret net allow|deny, lazaret tui)"
-                .to_owned(),
+            Last::Menu => MENU.to_owned(),
             Last::Working(Choice::Allow) => format!("allowing {target} …"),
+            Last::Working(Choice::AllowAnyPort) => format!("allowing {target} on every port …"),
             Last::Working(Choice::Deny) => format!("refusing {target} …"),
             Last::Done(Ok(m)) => format!("→ \x1b[32m{}\x1b[0m", escape::visible(m)),
             Last::Done(Err(m)) => format!("→ \x1b[31m{}\x1b[0m", escape::visible(m)),
@@ -265,14 +318,21 @@ impl Card {
         } else {
             ""
         };
+        let (narrow, wide) = opens(e);
         format!(
             "\r\n\x1b[0m\x1b[1;33m┌─ lazaret: the sandbox is waiting to {verb} {target} \
              ({protocol})\x1b[0m\r\n\
              │ no network rule decides it (default = \"ask\"): held, {tries} so far\r\n\
+             │ [a] allows {narrow}\r\n\
+             │ [w] allows {wide}\r\n\
              {countdown}└─ {last}\r\n{hint}"
         )
     }
 }
+
+/// The single card's keys.
+const MENU: &str = "\x1b[1m[a]\x1b[0m allow  \x1b[1m[w]\x1b[0m every port  \
+     \x1b[1m[d]\x1b[0m deny  \x1b[1m[i]\x1b[0m leave it (lazaret net, lazaret tui)";
 
 /// Where the cards are drawn.
 pub trait Screen: Send {
@@ -415,20 +475,26 @@ impl Worker {
                 return;
             }
             let now = unix_now();
-            let next = self
+            let mut next: Vec<HeldEntry> = self
                 .held
                 .iter()
                 .filter(|e| !self.shown.contains(&e.target) && now < e.deadline)
-                .min_by_key(|e| e.since)
-                .cloned();
-            if let Some(entry) = next {
-                if self.shown.len() >= MAX_SHOWN {
-                    let held = &self.held;
-                    self.shown.retain(|t| held.iter().any(|e| e.target == *t));
-                }
-                self.shown.insert(entry.target.clone());
-                self.show(&entry);
+                .cloned()
+                .collect();
+            if next.is_empty() {
+                continue;
             }
+            next.sort_by_key(|e| e.since);
+            if self.shown.len() + next.len() >= MAX_SHOWN {
+                let held = &self.held;
+                self.shown.retain(|t| held.iter().any(|e| e.target == *t));
+            }
+            // Every entry waiting now gets this one card (a summary when several): none is
+            // queued for a card of its own.
+            self.shown.extend(next.iter().map(|e| e.target.clone()));
+            let more = next.len().saturating_sub(MAX_LISTED);
+            next.truncate(MAX_LISTED);
+            self.show(next, more);
         }
     }
 
@@ -448,29 +514,34 @@ impl Worker {
         }
     }
 
-    /// One card, once it is the card's turn and if the entry is still held.
-    fn show(&mut self, entry: &HeldEntry) {
+    /// One card for `entries` (a summary when several; `more` held besides), once it is the
+    /// card's turn and for those still held.
+    fn show(&mut self, entries: Vec<HeldEntry>, more: usize) {
         let gate = self.gate.clone();
         let _turn = gate.turn();
         if self.latest().is_err() || self.closed() {
             return;
         }
         let now = unix_now();
-        let Some(entry) = self
-            .held
+        let entries: Vec<HeldEntry> = entries
             .iter()
-            .find(|e| same(e, entry) && now < e.deadline)
-            .cloned()
-        else {
+            .filter_map(|mine| {
+                self.held
+                    .iter()
+                    .find(|e| same(e, mine) && now < e.deadline)
+                    .cloned()
+            })
+            .collect();
+        let Some(first) = entries.first() else {
             return;
         };
-        let target = escape::visible(&entry.target);
-        tracing::info!(%target, protocol = %escape::visible(&entry.protocol), "held destination shown on the run terminal");
+        let target = escape::visible(&first.target);
+        tracing::info!(%target, protocol = %escape::visible(&first.protocol), listed = entries.len(), more, "held destination shown on the run terminal");
         let mut owned = gate.take();
         // The terminal abandons any unfinished sequence (CLEAN starts with CAN): so does the
         // filter's view of it.
         owned.output.abort();
-        let mut card = Card::new(entry, Instant::now());
+        let mut card = Card::summary(entries, more, Instant::now());
         let rows = self.screen.rows();
         self.screen.put(&clean_screen(rows));
         let mut drawn = card.text(now);
@@ -508,7 +579,7 @@ impl Worker {
             Some(Action::Decide(choice)) => {
                 card.working(choice);
                 self.redraw(&card, &mut drawn);
-                let outcome = (self.decide)(card.entry(), choice);
+                let outcome = decide_all(&self.decide, card.entries(), choice);
                 tracing::info!(%target, ?choice, ok = outcome.is_ok(), "held destination decided on the run terminal");
                 card.done(outcome);
             }
@@ -526,6 +597,11 @@ impl Worker {
         drop(owned);
     }
 }
+
+#[path = "held_summary.rs"]
+mod summary;
+use summary::decide_all;
+pub use summary::opens;
 
 #[cfg(test)]
 #[path = "held_card_tests.rs"]

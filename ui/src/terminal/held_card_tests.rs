@@ -42,7 +42,9 @@ fn the_card_says_what_waits_how_long_and_which_keys() {
         "┌─ lazaret: the sandbox is waiting to connect to 203.0.113.7:443 (tcp)",
         "│ no network rule decides it (default = \"ask\"): held, 3 attempts so far",
         "│ refused in 42 s if nobody decides",
-        "└─ [a] allow for this run  [d] deny  [i] leave it (lazaret net allow|deny, lazaret tui)",
+        "│ [a] allows port 443 of 203.0.113.7, TCP and UDP",
+        "│ [w] allows every port of 203.0.113.7 (the wide form)",
+        "└─ [a] allow  [w] every port  [d] deny  [i] leave it (lazaret net, lazaret tui)",
     ] {
         assert!(text.lines().any(|l| l == row), "{row:?} in\n{text}");
     }
@@ -54,6 +56,16 @@ fn the_card_says_what_waits_how_long_and_which_keys() {
         "{text}"
     );
     assert!(text.contains("held, 1 query so far"), "{text}");
+    // What `a` opens for a name: its addresses on tcp/443, with the CDN caveat; `w` is wide.
+    assert!(
+        text.contains("│ [a] allows registry.example.org's current addresses on tcp/443 only"),
+        "{text}"
+    );
+    assert!(text.contains("other names on them too"), "{text}");
+    assert!(
+        text.contains("│ [w] allows them on every port, TCP and UDP (the wide form)"),
+        "{text}"
+    );
     assert!(text.contains("refused in 9 s"), "{text}");
     // The countdown follows the clock.
     assert!(screen(&tcp.text(NOW + 40)).contains("refused in 2 s"));
@@ -249,7 +261,7 @@ fn the_card_is_alone_on_the_screen_whatever_the_sandbox_set() {
                 "{name}: {text}"
             );
             assert_eq!(
-                lines.get(3).copied(),
+                lines.get(5).copied(),
                 Some("│ refused in 29 s if nobody decides"),
                 "{name}: {text}"
             );
@@ -370,5 +382,120 @@ fn an_entry_decided_before_its_turn_gets_no_card() {
     sink(vec![live("198.51.100.9:80", 0)]);
     std::thread::sleep(300 * MS);
     assert!(screen.text().is_empty(), "{:?}", screen.text());
+    drop(cards);
+}
+
+#[test]
+fn w_is_the_wide_form_and_a_the_narrow_one() {
+    let t0 = Instant::now();
+    let mut c = Card::new(held("203.0.113.7:443", "tcp", NOW + 60), t0);
+    assert_eq!(
+        c.input(b"w", t0 + GUARD + MS),
+        Some(Action::Decide(Choice::AllowAnyPort))
+    );
+    let mut c = Card::new(held("203.0.113.7:443", "tcp", NOW + 60), t0);
+    assert_eq!(
+        c.input(b"A", t0 + GUARD + MS),
+        Some(Action::Decide(Choice::Allow)),
+        "caps lock does not widen an allow"
+    );
+}
+
+fn many(n: usize) -> Vec<HeldEntry> {
+    (0..n)
+        .map(|i| {
+            let mut e = held(
+                &format!("198.51.100.1:{}", 21000 + i),
+                "tcp",
+                NOW + 60 + i as u64,
+            );
+            e.since = NOW + i as u64;
+            e
+        })
+        .collect()
+}
+
+#[test]
+fn many_held_entries_make_one_bounded_summary_card() {
+    let t0 = Instant::now();
+    let mut entries = many(MAX_LISTED);
+    // A hostile name among them: escaped and cut on its line.
+    entries[1] = held(
+        &format!("a\x1b]52;c;eA==\x07{}.test", "x".repeat(300)),
+        "dns",
+        NOW + 60,
+    );
+    let card = Card::summary(entries, 64 - MAX_LISTED, t0);
+    let raw = card.text(NOW);
+    assert!(!raw.contains("\x1b]52"), "{raw:?}");
+    assert!(!raw.contains('\x07'), "{raw:?}");
+    let text = screen(&raw);
+    assert!(text.contains("waiting on 64 held destinations"), "{text}");
+    assert!(text.contains("8 shown:"), "{text}");
+    assert!(text.contains("│   198.51.100.1:21000 (tcp)"), "{text}");
+    assert!(
+        text.contains("56 more held — not decided here: `lazaret net held` lists them"),
+        "{text}"
+    );
+    assert!(text.contains("[a] allow all shown"), "{text}");
+    assert!(text.contains("the first is refused in 60 s"), "{text}");
+    let rows = text.lines().filter(|l| !l.trim().is_empty()).count();
+    assert!(rows <= 16, "bounded: {rows} rows\n{text}");
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+    // More than MAX_LISTED given: the rest is counted, not listed.
+    let card = Card::summary(many(20), 0, t0);
+    assert_eq!(card.entries().len(), MAX_LISTED);
+    assert!(screen(&card.text(NOW)).contains("12 more held"));
+}
+
+#[test]
+fn a_summary_card_keeps_what_is_still_held_and_closes_when_nothing_is() {
+    let t0 = Instant::now();
+    let all = many(3);
+    let mut card = Card::summary(all.clone(), 0, t0);
+    assert_eq!(card.check(Some(&all[1..]), NOW), None);
+    assert_eq!(card.entries().len(), 2);
+    assert_eq!(card.check(Some(&[]), NOW), Some(Gone::Elsewhere));
+    let mut card = Card::summary(all, 0, t0);
+    assert_eq!(card.check(None, NOW + 1000), Some(Gone::TimedOut));
+}
+
+#[test]
+fn a_flood_of_held_entries_gets_one_card_and_a_decides_all_shown() {
+    let gate = Arc::new(TerminalGate::default());
+    let (cards, screen, calls) = cards(&gate);
+    let sink = cards.sink();
+    // An escalation prompt has the terminal while 64 connections are held.
+    let turn = gate.turn();
+    let flood: Vec<HeldEntry> = (0..64)
+        .map(|i| live(&format!("198.51.100.1:{}", 21000 + i), 60))
+        .collect();
+    sink(flood.clone());
+    std::thread::sleep(300 * MS);
+    drop(turn);
+    screen.wait("the summary card", |s| {
+        s.contains("waiting on 64 held destinations")
+    });
+    std::thread::sleep(GUARD + 100 * MS);
+    assert!(gate.route_input(b"a"));
+    screen.wait("the result", |s| s.contains("allowed 8 for this run"));
+    let back = Instant::now() + Duration::from_secs(5);
+    while gate.route_input(b"") && Instant::now() < back {
+        std::thread::sleep(10 * MS);
+    }
+    assert_eq!(calls.lock().map(|c| c.len()).unwrap_or(0), MAX_LISTED);
+    // None of the 64 gets a card of its own afterwards.
+    sink(flood);
+    std::thread::sleep(400 * MS);
+    let text = screen.text();
+    assert!(
+        !text.contains("waiting to connect to"),
+        "no card of its own: {text}"
+    );
+    assert_eq!(
+        calls.lock().map(|c| c.len()).unwrap_or(0),
+        MAX_LISTED,
+        "nothing more decided"
+    );
     drop(cards);
 }

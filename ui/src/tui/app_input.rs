@@ -98,8 +98,9 @@ impl App {
                 self.denial_down()
             }
             Focus::Denials if k.kind == KeyEventKind::Repeat => {}
-            Focus::Denials if k.code == KeyCode::Char('a') => self.allow_selected(false),
-            Focus::Denials if k.code == KeyCode::Char('s') => self.allow_selected(true),
+            Focus::Denials if k.code == KeyCode::Char('a') => self.allow_selected(false, false),
+            Focus::Denials if k.code == KeyCode::Char('w') => self.allow_selected(false, true),
+            Focus::Denials if k.code == KeyCode::Char('s') => self.allow_selected(true, false),
             Focus::Denials if k.code == KeyCode::Char('d') => self.deny_selected(),
             _ if k.code == KeyCode::Esc => self.focus = Focus::Panes,
             _ => {}

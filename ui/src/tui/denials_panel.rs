@@ -115,6 +115,21 @@ pub fn rows<'a>(held: &'a [HeldEntry], denials: &'a [DenialEntry], filter: &str)
         .collect()
 }
 
+/// What `a` (narrow) and `w` (`wide`) allow of a row (issue #31): a name's addresses on
+/// tcp/443 only (a DNS query says no port; another port is held and asked again) or on every
+/// port; an address's port, or every port of it.
+pub fn allow_form(target: &str, protocol: &str, wide: bool) -> String {
+    match (protocol, wide) {
+        ("dns", false) => format!("{target}:443"),
+        ("dns", true) => target.to_owned(),
+        (_, true) => target
+            .rsplit_once(':')
+            .map_or(target, |(addr, _)| addr)
+            .to_owned(),
+        (_, false) => target.to_owned(),
+    }
+}
+
 /// A held entry's row as the panel shows it (target escaped: the sandbox chose it):
 /// `? 203.0.113.7:443 tcp  held 12s left`.
 pub fn held_row(h: &HeldEntry, now_unix: u64) -> String {
@@ -194,6 +209,11 @@ impl App {
     /// The selected row's target for an action key; None (and the panel says why) when
     /// nothing is selected or the selected row went away since the developer looked.
     fn target_to_act_on(&mut self) -> Option<String> {
+        self.row_to_act_on().map(|(target, _)| target)
+    }
+
+    /// As [`Self::target_to_act_on`], with the row's protocol (`dns` for a name).
+    fn row_to_act_on(&mut self) -> Option<(String, String)> {
         if std::mem::take(&mut self.denial_moved) {
             self.message(
                 "⚠ the row you had selected went away (decided elsewhere, or its time ran out) \
@@ -207,15 +227,21 @@ impl App {
             return None;
         };
         let (id, target) = (row.id(), row.target());
+        let protocol = id.protocol.clone();
         self.denial_acted = Some(id);
-        Some(target)
+        Some((target, protocol))
     }
 
-    /// `a` (for this run) or `s` (into the profile: first a preview of the lines), on a held
-    /// row or a denial.
-    pub(super) fn allow_selected(&mut self, save: bool) {
-        let Some(target) = self.target_to_act_on() else {
+    /// `a` (for this run, the narrow form), `w` (for this run, every port) or `s` (into the
+    /// profile: first a preview of the lines), on a held row or a denial.
+    pub(super) fn allow_selected(&mut self, save: bool, wide: bool) {
+        let Some((target, protocol)) = self.row_to_act_on() else {
             return;
+        };
+        let target = if save {
+            target
+        } else {
+            allow_form(&target, &protocol, wide)
         };
         let domain = self.current_plan().domain_id();
         let step = if save {

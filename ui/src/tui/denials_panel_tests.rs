@@ -456,3 +456,21 @@ fn a_held_entry_is_noticed_with_the_panels_hidden() {
         Some("203.0.113.7:443")
     );
 }
+
+#[test]
+fn a_allows_the_narrow_form_and_w_every_port() {
+    use super::allow_form;
+    assert_eq!(
+        allow_form("registry.example.org", "dns", false),
+        "registry.example.org:443"
+    );
+    assert_eq!(
+        allow_form("registry.example.org", "dns", true),
+        "registry.example.org"
+    );
+    assert_eq!(
+        allow_form("203.0.113.7:8443", "tcp", false),
+        "203.0.113.7:8443"
+    );
+    assert_eq!(allow_form("203.0.113.7:8443", "udp", true), "203.0.113.7");
+}

@@ -355,7 +355,7 @@ fn network_denials(frame: &mut Frame<'_>, app: &App, area: Rect) {
         ));
     } else if focused {
         lines.push(Line::styled(
-            "a allow · d deny · s to profile · / filter",
+            "a allow · w wide · d deny · s save · / filter",
             theme.style(Role::HelpKey),
         ));
     } else if !app.held.is_empty() {
