@@ -125,7 +125,7 @@ pub fn execute(layout: &Layout, args: PortArgs) -> anyhow::Result<i32> {
             let (host_port, port) = match checked {
                 Ok(p) => p,
                 Err(e) => {
-                    eprintln!("lazaret: {e}");
+                    crate::say!("lazaret: {e}");
                     return Ok(EXIT_USAGE);
                 }
             };
@@ -156,13 +156,13 @@ pub fn execute(layout: &Layout, args: PortArgs) -> anyhow::Result<i32> {
         conn.close().await;
         answer
     })?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::terminal::say::stdout();
     if common.json {
         let v = serde_json::json!({ "ports": ports, "error": error });
-        writeln!(out, "{v}")?;
+        writeln!(out, "{}", crate::cli::safe_json::to_line(&v)?)?;
     } else {
         if let Some(e) = &error {
-            eprintln!("lazaret: {e}");
+            crate::say!("lazaret: {e}");
         }
         match &args.command {
             PortCommand::Publish(a) if error.is_none() => {

@@ -38,6 +38,28 @@ fn write_to(out: &mut impl Write, text: &str, newline: bool) {
     let _ = out.flush();
 }
 
+/// Standard output for code that writes a report with `write!` (to a writer it can be tested
+/// with): every piece escaped as a message, like [`say_out!`](crate::say_out).
+pub fn stdout() -> Escaped<std::io::StdoutLock<'static>> {
+    Escaped(std::io::stdout().lock())
+}
+
+/// A writer whose every piece of text is escaped as a message. `write!` hands it whole
+/// `str` pieces; bytes that are not UTF-8 are shown as U+FFFD.
+pub struct Escaped<W: Write>(pub W);
+
+impl<W: Write> Write for Escaped<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        self.0.write_all(escape::message(&text).as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
 /// A line of Lazaret's own on stderr, escaped (see [`crate::terminal::say`]).
 #[macro_export]
 macro_rules! say {

@@ -60,10 +60,6 @@ const ALLOWED: &[(&str, &str)] = &[
         "src/coordinator/core_model.rs",
         "a test-only model checker (cfg(test)), its counts for the test log",
     ),
-    // Owned by other parts of issue #31 while it is built in parallel: their prints carry
-    // escaped text (cards, IDs, rules) and move onto say! when the parts are merged.
-    ("src/cli/port.rs", "issue #31: network part"),
-    ("src/cli/net/", "issue #31: network part"),
 ];
 
 const PRINTS: &[&str] = &["println!(", "eprintln!(", "print!(", "eprint!("];

@@ -53,7 +53,7 @@ pub fn denials(layout: &Layout, args: &DenialsArgs) -> anyhow::Result<i32> {
     let domain = Domain::resolve(layout, &profile.name, &cwd)?;
     let status = status_dir(&domain);
     let runs = ledger_history::runs(&status, &ledger_history::history_dir(&domain.root));
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::terminal::say::stdout();
     if args.runs {
         return list_runs(&mut out, &runs, args.json);
     }
@@ -65,19 +65,19 @@ pub fn denials(layout: &Layout, args: &DenialsArgs) -> anyhow::Result<i32> {
         None => 0,
         Some(Ok(t)) => t,
         Some(Err(e)) => {
-            eprintln!("lazaret: --since {e}");
+            crate::say!("lazaret: --since {e}");
             return Ok(2);
         }
     };
     let chosen = match choose_runs(&runs, &args.run) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("lazaret: --run {e}");
+            crate::say!("lazaret: --run {e}");
             return Ok(2);
         }
     };
     if args.follow && args.run != "last" {
-        eprintln!("lazaret: --follow follows the current run only (leave out --run)");
+        crate::say!("lazaret: --follow follows the current run only (leave out --run)");
         return Ok(2);
     }
     let path = chosen
@@ -105,7 +105,7 @@ pub fn denials(layout: &Layout, args: &DenialsArgs) -> anyhow::Result<i32> {
         if args.json {
             let list: Vec<serde_json::Value> =
                 entries.iter().map(|(run, e)| with_run(run, e)).collect();
-            writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;
+            writeln!(out, "{}", crate::cli::safe_json::to_string(&list)?)?;
         } else if entries.is_empty() {
             writeln!(
                 out,
@@ -148,7 +148,11 @@ pub fn denials(layout: &Layout, args: &DenialsArgs) -> anyhow::Result<i32> {
         for e in fresh {
             if args.json {
                 let run = chosen.last().map(|(r, _)| r.as_str()).unwrap_or("");
-                writeln!(out, "{}", serde_json::to_string(&with_run(run, e))?)?;
+                writeln!(
+                    out,
+                    "{}",
+                    crate::cli::safe_json::to_line(&with_run(run, e))?
+                )?;
             } else {
                 writeln!(out, "{}", row(e))?;
             }
@@ -219,7 +223,7 @@ fn list_runs(
                 serde_json::json!({ "run": run, "started": started, "current": current, "entries": entries })
             })
             .collect();
-        writeln!(out, "{}", serde_json::to_string_pretty(&list)?)?;
+        writeln!(out, "{}", crate::cli::safe_json::to_string(&list)?)?;
         return Ok(0);
     }
     if rows.is_empty() {

@@ -51,7 +51,7 @@ pub fn deny(layout: &Layout, args: &DenyArgs) -> anyhow::Result<i32> {
     let target = match Target::parse(&args.target).map(Target::any_port) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("lazaret: {e}");
+            crate::say!("lazaret: {e}");
             return Ok(BAD_TARGET);
         }
     };
@@ -62,12 +62,12 @@ pub fn deny(layout: &Layout, args: &DenyArgs) -> anyhow::Result<i32> {
     let added = run_rules_store::change(&dir, |r| r.deny(target.clone(), now))?;
     tracing::info!(target = %shown, added, profile = %run.profile.name, "network destination refused for this run");
     let rules = run_rules_store::load(&dir)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::terminal::say::stdout();
     if args.json {
         let v = serde_json::json!({
             "target": shown, "added": added, "deny": rules.deny, "rules": rules.allow,
         });
-        writeln!(out, "{v}")?;
+        writeln!(out, "{}", crate::cli::safe_json::to_line(&v)?)?;
     } else if added {
         writeln!(
             out,
@@ -84,9 +84,9 @@ pub fn deny(layout: &Layout, args: &DenyArgs) -> anyhow::Result<i32> {
 pub fn held(layout: &Layout, args: &HeldArgs) -> anyhow::Result<i32> {
     let run = running(layout, args.profile.as_deref())?;
     let file = read_held(&status_dir(&run.domain));
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::terminal::say::stdout();
     if args.json {
-        writeln!(out, "{}", serde_json::to_string(&file)?)?;
+        writeln!(out, "{}", crate::cli::safe_json::to_line(&file)?)?;
         return Ok(0);
     }
     if run.profile.network.ask_timeout.is_none() {

@@ -145,7 +145,7 @@ pub fn allow(layout: &Layout, args: &AllowArgs) -> anyhow::Result<i32> {
     {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("lazaret: {e}");
+            crate::say!("lazaret: {e}");
             return Ok(BAD_TARGET);
         }
     };
@@ -153,7 +153,7 @@ pub fn allow(layout: &Layout, args: &AllowArgs) -> anyhow::Result<i32> {
     // The file change is prepared and validated first: a refusal changes nothing.
     let saving = if args.save {
         if let Target::Port(addr, _) = target {
-            eprintln!(
+            crate::say!(
                 "lazaret: the profile's rules have no ports: `lazaret net allow {addr} --save` \
                  keeps every port of {addr}; {shown} alone can only be allowed for the run"
             );
@@ -188,12 +188,12 @@ pub fn allow(layout: &Layout, args: &AllowArgs) -> anyhow::Result<i32> {
     }
     // The developer said --private: they are told once more what it opens.
     if let Some(range) = target.private_range() {
-        eprintln!(
+        crate::say!(
             "lazaret: warning: {shown} is in {range} (private networks, cloud metadata, \
              carrier-internal hosts): the sandbox can now reach it"
         );
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::terminal::say::stdout();
     if args.json {
         let saved = match &saving {
             Some((Some(p), _)) => serde_json::json!({ "file": p.shown, "lines": p.edit.diff }),
@@ -203,7 +203,7 @@ pub fn allow(layout: &Layout, args: &AllowArgs) -> anyhow::Result<i32> {
             "target": shown, "added": added, "opens": target.opens(&[]), "rules": rules.allow,
             "saved": saved,
         });
-        writeln!(out, "{v}")?;
+        writeln!(out, "{}", crate::cli::safe_json::to_line(&v)?)?;
         return Ok(0);
     }
     if let Some(run) = &run {
@@ -249,7 +249,7 @@ pub fn revoke(layout: &Layout, args: &RevokeArgs) -> anyhow::Result<i32> {
     let target = match Target::parse(&args.target) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("lazaret: {e}");
+            crate::say!("lazaret: {e}");
             return Ok(BAD_TARGET);
         }
     };
@@ -259,12 +259,12 @@ pub fn revoke(layout: &Layout, args: &RevokeArgs) -> anyhow::Result<i32> {
     let revoked = run_rules_store::change(&dir, |r| Ok(r.revoke(&target)))?;
     tracing::info!(target = %shown, revoked, profile = %run.profile.name, "network rule revoked for this run");
     let rules = run_rules_store::load(&dir)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::terminal::say::stdout();
     if args.json {
         let v = serde_json::json!({
             "target": shown, "revoked": revoked, "rules": rules.allow, "deny": rules.deny,
         });
-        writeln!(out, "{v}")?;
+        writeln!(out, "{}", crate::cli::safe_json::to_line(&v)?)?;
     } else if revoked {
         writeln!(
             out,
@@ -297,7 +297,7 @@ pub fn rules(layout: &Layout, args: &RulesArgs) -> anyhow::Result<i32> {
     let strings = |v: &[crate::runtime::network_policy::Ipv4Prefix]| -> Vec<String> {
         v.iter().map(ToString::to_string).collect()
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::terminal::say::stdout();
     if args.json {
         let v = serde_json::json!({
             "profile": {
@@ -315,7 +315,7 @@ pub fn rules(layout: &Layout, args: &RulesArgs) -> anyhow::Result<i32> {
             "run_deny": run.deny,
             "run_answered": answered,
         });
-        writeln!(out, "{v}")?;
+        writeln!(out, "{}", crate::cli::safe_json::to_line(&v)?)?;
         return Ok(0);
     }
     writeln!(out, "profile {}:", profile.name)?;
