@@ -1336,8 +1336,8 @@ fn a_name_allowed_on_one_port_does_not_open_its_addresses_other_ports_or_udp() {
     }
     go("a");
     assert_eq!(phase("b"), expect("open", "refused", "refused"));
-    let ledger = denials(&ws, Some("narrow"));
-    let refused = |proto: &str, port: u16| {
+    // The ledger is written by the sidecar as the denials come: wait for both.
+    let refused = |ledger: &[serde_json::Value], proto: &str, port: u16| {
         ledger.iter().any(|d| {
             d["address"] == PUBLIC
                 && d["protocol"] == proto
@@ -1345,8 +1345,11 @@ fn a_name_allowed_on_one_port_does_not_open_its_addresses_other_ports_or_udp() {
                 && d["rule"].as_str().unwrap_or("").starts_with("default deny")
         })
     };
-    assert!(refused("tcp", PORT2), "{ledger:#?}");
-    assert!(refused("udp", PORT), "{ledger:#?}");
+    let both = wait_for(Duration::from_secs(20), || {
+        let ledger = denials(&ws, Some("narrow"));
+        (refused(&ledger, "tcp", PORT2) && refused(&ledger, "udp", PORT)).then_some(())
+    });
+    assert!(both.is_some(), "{:#?}", denials(&ws, Some("narrow")));
     // What it opened, with the addresses the sidecar answered: `lazaret net rules` says it.
     let rules = ws.lazaret(&["net", "rules", "--profile", "narrow"]);
     assert!(
