@@ -71,14 +71,8 @@ def body(rid, session=None, created=None):
     return {"v": 1, "domain_id": env["LAZARET_DOMAIN"], "session_id": session or env["LAZARET_SESSION"],
             "request_id": rid, "created_unix_ms": created or int(time.time() * 1000), "argv": ["pwd"],
             "cwd": "/workspace", "justification": "", "timeout_secs": 30}
-def own_anchor():
-    # The session's anchor: in a socket on LAZARET_SESSION_ANCHOR_FD, read by peeking (issue #31).
-    import socket
-    if "LAZARET_SESSION_ANCHOR" in env: return bytes.fromhex(env["LAZARET_SESSION_ANCHOR"])
-    s = socket.socket(fileno=os.dup(int(env["LAZARET_SESSION_ANCHOR_FD"])))
-    return bytes.fromhex(s.recv(256, socket.MSG_PEEK).decode().strip())
 def sign(b, key=None):
-    key = key or own_anchor()
+    key = key or bytes.fromhex(env["LAZARET_SESSION_ANCHOR"])
     canon = json.dumps(b, separators=(",", ":")).encode()
     return dict(b, sig=hmac.new(key, canon, hashlib.sha256).hexdigest())
 def put(name, data):

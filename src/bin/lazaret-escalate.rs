@@ -13,8 +13,6 @@ mod clipboard_shim;
 mod keep_terminal;
 #[path = "escalate/result_poll.rs"]
 mod result_poll;
-#[path = "escalate/session_anchor.rs"]
-mod session_anchor;
 
 use clap::Parser;
 use lazaret_protocol::escalation::{
@@ -125,11 +123,13 @@ fn ask(
 ) -> Result<EscalationResult, Failure> {
     let domain = env_var(ENV_DOMAIN)?;
     let session = env_var(ENV_SESSION)?;
-    let anchor = find_anchor()?;
+    let anchor = env_var(ENV_SESSION_ANCHOR)?;
     if DomainId::parse(&domain).is_none() {
         return Err(client_error(format!("{ENV_DOMAIN} is not a Domain ID")));
     }
     SessionId::parse(&session).map_err(|e| client_error(format!("{ENV_SESSION}: {e}")))?;
+    let anchor = SessionAnchor::parse(&anchor)
+        .map_err(|e| client_error(format!("{ENV_SESSION_ANCHOR}: {e}")))?;
     let mailbox =
         PathBuf::from(std::env::var_os(ENV_MAILBOX).unwrap_or_else(|| DEFAULT_MAILBOX.into()));
 
@@ -174,33 +174,6 @@ fn ask(
         }
     };
     Ok(result)
-}
-
-/// The session's Session Anchor: from its socket ([`session_anchor`]), or from the environment
-/// of a session started without `--keep-terminal`.
-fn find_anchor() -> Result<SessionAnchor, Failure> {
-    let (text, from) = match std::env::var(ENV_SESSION_ANCHOR) {
-        Ok(text) => (text, ENV_SESSION_ANCHOR.to_owned()),
-        Err(_) => {
-            let fd = env_var(session_anchor::ENV_ANCHOR_FD)?;
-            let fd: i32 = fd.parse().map_err(|_| {
-                client_error(format!(
-                    "{} is not a descriptor number",
-                    session_anchor::ENV_ANCHOR_FD
-                ))
-            })?;
-            let text = session_anchor::read(fd).map_err(|e| {
-                client_error(format!(
-                    "cannot read the Session Anchor from descriptor {fd} ({e}): a program \
-                     between the session and this one closed it (Python's subprocess does \
-                     unless given pass_fds=({fd},)); run lazaret-escalate from the session's \
-                     shell or pass the descriptor on"
-                ))
-            })?;
-            (text, format!("descriptor {fd}"))
-        }
-    };
-    SessionAnchor::parse(text.trim()).map_err(|e| client_error(format!("{from}: {e}")))
 }
 
 fn env_var(name: &str) -> Result<String, Failure> {

@@ -236,9 +236,6 @@ fn no_process_inside_holds_a_host_descriptor() {
                         || (pid == "1" && fd == "0" && kind.starts_with("character_special_file:")))
             }
             t if t.starts_with("pipe:[") => kind.starts_with("fifo:"),
-            // The session's Session Anchor (issue #31): a socket gVisor made inside, not the
-            // host's (those read `host:[N]`).
-            t if t.starts_with("socket:[") => fd == "254" && kind.starts_with("socket:"),
             "/dev/null" => true,
             t => t.starts_with("/proc/"),
         };
@@ -813,7 +810,7 @@ fn host_secrets_environment_and_paths_stay_outside() {
             [
                 "LAZARET_DOMAIN",
                 "LAZARET_SESSION",
-                "LAZARET_SESSION_ANCHOR_FD",
+                "LAZARET_SESSION_ANCHOR",
                 "LAZARET_MAILBOX"
             ]
             .contains(&name),
@@ -833,9 +830,8 @@ fn host_secrets_environment_and_paths_stay_outside() {
         "0",
         "mountinfo names a host path under the home directory"
     );
-    // Only stdio and the directory `ls` itself opened: no descriptor leaked from the host. 254
-    // is the session's own Session Anchor socket (issue #31), made inside.
-    let fds: Vec<&str> = parts[4].lines().filter(|fd| *fd != "254").collect();
+    // Only stdio and the directory `ls` itself opened: no descriptor leaked from the host.
+    let fds: Vec<&str> = parts[4].lines().collect();
     assert!(
         fds.len() <= 4 && fds.starts_with(&["0", "1", "2"]),
         "fds: {fds:?}"

@@ -111,18 +111,12 @@ def put(name, data):
     tmp = req + "/." + name[:-5] + ".tmp"
     with open(tmp, "wb") as f: f.write(data)
     os.rename(tmp, req + "/" + name)
-def own_anchor():
-    # The session's anchor: in a socket on LAZARET_SESSION_ANCHOR_FD, read by peeking (issue #31).
-    import socket
-    if "LAZARET_SESSION_ANCHOR" in env: return bytes.fromhex(env["LAZARET_SESSION_ANCHOR"])
-    s = socket.socket(fileno=os.dup(int(env["LAZARET_SESSION_ANCHOR_FD"])))
-    return bytes.fromhex(s.recv(256, socket.MSG_PEEK).decode().strip())
 def signed(argv, rid, cwd="/workspace"):
     b = {"v": 1, "domain_id": env["LAZARET_DOMAIN"], "session_id": env["LAZARET_SESSION"],
          "request_id": rid, "created_unix_ms": int(time.time() * 1000), "argv": argv,
          "cwd": cwd, "justification": "", "timeout_secs": 30}
     canon = json.dumps(b, separators=(",", ":")).encode()
-    key = own_anchor()
+    key = bytes.fromhex(env["LAZARET_SESSION_ANCHOR"])
     return json.dumps(dict(b, sig=hmac.new(key, canon, hashlib.sha256).hexdigest())).encode()
 def host_visible():
     # gVisor keeps a FIFO made on a gofer mount in the sandbox (the host never sees it).

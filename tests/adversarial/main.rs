@@ -25,8 +25,6 @@
 //!   that attaches, a stalled client, a command that ignores `lazaret kill`'s hangup;
 //! - `limits`: the host's tasks and memory taken from a Domain of the default profile (fork
 //!   bomb, memory hog, memory kept in the Sentry's own heap through pipe buffers);
-//! - `session_anchor`: another session's Session Anchor, looked for in every process's
-//!   environment, command line and reopenable descriptor;
 //! - `messages`: Lazaret's own notices, warnings and errors quoting names the sandbox chose;
 //! - `isolation`, `network`, `state`: the rest of the checklist in the security test design.
 
@@ -45,6 +43,5 @@ mod mailbox;
 mod messages;
 mod network;
 mod screen_feed;
-mod session_anchor;
 mod sessions;
 mod state;
