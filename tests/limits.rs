@@ -38,39 +38,6 @@ fn sandbox_init(ws: &TestWorkspace) -> Option<u32> {
         .filter(|p| *p > 0)
 }
 
-/// `pid` and all its descendants (host pids).
-fn tree(pid: u32) -> Vec<u32> {
-    let mut parent_of = Vec::new();
-    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
-            continue;
-        };
-        let ppid = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-            .and_then(|s| s.parse::<u32>().ok());
-        if let Some(pp) = ppid {
-            parent_of.push((p, pp));
-        }
-    }
-    let mut out = vec![pid];
-    let mut i = 0;
-    while i < out.len() {
-        let cur = out[i];
-        out.extend(
-            parent_of
-                .iter()
-                .filter(|(_, pp)| *pp == cur)
-                .map(|(p, _)| *p),
-        );
-        i += 1;
-    }
-    out
-}
-
 fn cpus_allowed(pid: u32) -> Option<String> {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()?
@@ -138,7 +105,7 @@ fn a_fork_bomb_under_pids_and_cpus_is_contained_and_the_host_stays_responsive() 
     let mut affinities = std::collections::BTreeSet::new();
     let deadline = Instant::now() + Duration::from_secs(60);
     while Path::new(&format!("/proc/{init}")).exists() && Instant::now() < deadline {
-        let procs = tree(init);
+        let procs = support::process_tree(init);
         most_processes = most_processes.max(procs.len());
         for p in procs.iter().skip(1) {
             if let Some(a) = cpus_allowed(*p) {

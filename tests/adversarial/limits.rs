@@ -38,34 +38,7 @@ print('pipes-ok', total >> 20, 'MiB', flush=True)
 
 /// Processes and tasks (threads) of `pid` and all its descendants on the host.
 fn host_tree(pid: u32) -> (usize, usize) {
-    let mut parent_of = Vec::new();
-    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
-            continue;
-        };
-        let ppid = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-            .and_then(|s| s.parse::<u32>().ok());
-        if let Some(pp) = ppid {
-            parent_of.push((p, pp));
-        }
-    }
-    let mut tree = vec![pid];
-    let mut i = 0;
-    while i < tree.len() {
-        let cur = tree[i];
-        tree.extend(
-            parent_of
-                .iter()
-                .filter(|(_, pp)| *pp == cur)
-                .map(|(p, _)| *p),
-        );
-        i += 1;
-    }
+    let tree = crate::support::process_tree(pid);
     let tasks = tree
         .iter()
         .map(|p| {
