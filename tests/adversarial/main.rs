@@ -23,8 +23,9 @@
 //!   through TIOCSTI, a clipboard that holds no image;
 //! - `sessions`: coordinator-owned sessions (issue #14): output parked for the next terminal
 //!   that attaches, a stalled client, a command that ignores `lazaret kill`'s hangup;
-//! - `limits`: the host's tasks and memory taken from a Domain of the default profile (fork
-//!   bomb, memory hog, memory kept in the Sentry's own heap through pipe buffers);
+//! - `limits`: the host's memory taken from a Domain of the default profile (memory hog,
+//!   memory kept in the Sentry's own heap through pipe buffers; the fork bomb is alone in
+//!   `tests/fork_bomb.rs`);
 //! - `messages`: Lazaret's own notices, warnings and errors quoting names the sandbox chose;
 //! - `isolation`, `network`, `state`: the rest of the checklist in the security test design.
 

@@ -697,3 +697,26 @@ pub fn process_tree(pid: u32) -> Vec<u32> {
     }
     out
 }
+
+/// The built-in profile's bounds as `lazaret profile show` prints them.
+pub fn default_bounds(ws: &TestWorkspace) -> (u64, String) {
+    let shown = ws.lazaret(&["profile", "show", "shell"]);
+    let line = shown
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("limits:"))
+        .unwrap_or_else(|| panic!("the default profile has no bounds: {shown:?}"))
+        .trim()
+        .to_owned();
+    let pids = line
+        .split(", ")
+        .find_map(|p| p.strip_prefix("pids "))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no pids in the default profile's {line:?}"));
+    let memory = line
+        .split(", ")
+        .find_map(|p| p.strip_prefix("memory "))
+        .unwrap_or_else(|| panic!("no memory in the default profile's {line:?}"))
+        .to_owned();
+    (pids, memory)
+}
