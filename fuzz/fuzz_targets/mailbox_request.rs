@@ -54,20 +54,27 @@ fuzz_target!(|data: &[u8]| {
         profile: "default".to_owned(),
         session_id: req.body.session_id.clone(),
         argv: req.body.argv.clone(),
+        program: req.body.argv.first().cloned().unwrap_or_default(),
         cwd: req.body.cwd.clone(),
         host_cwd: "/home/dev/project".to_owned(),
         justification: req.body.justification.clone(),
         timeout_secs: req.body.timeout_secs,
         warnings: vec![req.body.cwd.clone()],
     };
-    let mut shown = card(&prompt);
-    for sgr in CARD_SGR {
-        shown = shown.replace(sgr, "");
-    }
-    if let Some(c) = shown
-        .chars()
-        .find(|&c| is_escaped(c) && c != '\r' && c != '\n')
-    {
-        panic!("the card shows {c:?} raw: {shown:?}");
+    // Bounded and whole, narrow and wide: the same holds; the bounded card keeps its rows.
+    for (cols, full) in [(80, false), (24, false), (200, true)] {
+        let mut shown = card(&prompt, cols, full);
+        for sgr in CARD_SGR {
+            shown = shown.replace(sgr, "");
+        }
+        if let Some(c) = shown
+            .chars()
+            .find(|&c| is_escaped(c) && c != '\r' && c != '\n')
+        {
+            panic!("the card shows {c:?} raw: {shown:?}");
+        }
+        if !full {
+            assert!(shown.lines().count() <= 24, "the card is too tall: {shown:?}");
+        }
     }
 });
