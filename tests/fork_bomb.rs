@@ -33,14 +33,7 @@ fn a_fork_bomb_in_a_default_domain_stops_at_the_bound_and_the_developer_can_stil
     let dev = Dev::get();
     let ws = dev.workspace("adv-limits-bomb");
     let (pids, _) = support::default_bounds(&ws);
-    let spawn = "my @k; for (1..600) { my $p = fork; last unless defined $p; \
-                 if ($p == 0) { sleep 60; exit 0 } push @k, $p } \
-                 print 'spawned ', scalar(@k), \"\\n\"; kill 'KILL', @k; waitpid($_, 0) for @k;";
-    let script = format!(
-        "perl -e '{}'; echo bomb-start; timeout -s KILL 12 bash -c 'b(){{ b|b& }}; b; \
-         while [ $SECONDS -lt 8 ]; do :; done' 2>/dev/null; echo bomb-end",
-        spawn.replace('\'', "'\\''")
-    );
+    let script = support::fork_bomb_script(600, 60);
     let child = ws.spawn(&["bash", "-c", &script]);
     let init = ws
         .container_pid("sandbox")

@@ -69,14 +69,7 @@ fn a_fork_bomb_under_pids_and_cpus_is_contained_and_the_host_stays_responsive() 
         "{shown:?}"
     );
     // Counted: perl's fork returns undef at the bound (no retry), the children are reaped.
-    let spawn = "my @k; for (1..150) { my $p = fork; last unless defined $p; \
-                 if ($p == 0) { sleep 30; exit 0 } push @k, $p } \
-                 print 'spawned ', scalar(@k), \"\\n\"; kill 'KILL', @k; waitpid($_, 0) for @k;";
-    let script = format!(
-        "perl -e '{}'; echo bomb-start; timeout -s KILL 12 bash -c 'b(){{ b|b& }}; b; \
-         while [ $SECONDS -lt 8 ]; do :; done' 2>/dev/null; echo bomb-end",
-        spawn.replace('\'', "'\\''")
-    );
+    let script = support::fork_bomb_script(150, 30);
     let child = ws.spawn(&["bash", "-c", &script]);
     let started = Instant::now();
     let init =

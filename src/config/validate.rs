@@ -242,27 +242,15 @@ pub fn profile(
         .unwrap_or(true);
 
     let inherited = parent.map(|p| p.terminal).unwrap_or_default();
+    // Each setting the profile leaves out is its parent's.
+    let set = |field: fn(&super::file::RawTerminal) -> Option<bool>, parent: bool| {
+        raw.terminal.as_ref().and_then(field).unwrap_or(parent)
+    };
     let terminal = crate::profile::TerminalAccess {
-        clipboard: raw
-            .terminal
-            .as_ref()
-            .and_then(|t| t.clipboard)
-            .unwrap_or(inherited.clipboard),
-        notifications: raw
-            .terminal
-            .as_ref()
-            .and_then(|t| t.notifications)
-            .unwrap_or(inherited.notifications),
-        hyperlinks: raw
-            .terminal
-            .as_ref()
-            .and_then(|t| t.hyperlinks)
-            .unwrap_or(inherited.hyperlinks),
-        echo_queries: raw
-            .terminal
-            .as_ref()
-            .and_then(|t| t.echo_queries)
-            .unwrap_or(inherited.echo_queries),
+        clipboard: set(|t| t.clipboard, inherited.clipboard),
+        notifications: set(|t| t.notifications, inherited.notifications),
+        hyperlinks: set(|t| t.hyperlinks, inherited.hyperlinks),
+        echo_queries: set(|t| t.echo_queries, inherited.echo_queries),
     };
 
     let idle_after_secs = match raw.activity.as_ref().and_then(|a| a.idle_after.as_ref()) {

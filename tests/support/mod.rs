@@ -720,3 +720,19 @@ pub fn default_bounds(ws: &TestWorkspace) -> (u64, String) {
         .to_owned();
     (pids, memory)
 }
+
+/// A shell script for inside: a counted spawn of `count` processes sleeping `secs` (perl's
+/// `fork` returns undef at a bound; it prints `spawned N` and reaps them), then `bomb-start`, a
+/// fork bomb (`b(){ b|b& }; b`) for 8 s, and `bomb-end`.
+pub fn fork_bomb_script(count: u32, secs: u32) -> String {
+    let spawn = format!(
+        "my @k; for (1..{count}) {{ my $p = fork; last unless defined $p; \
+         if ($p == 0) {{ sleep {secs}; exit 0 }} push @k, $p }} \
+         print 'spawned ', scalar(@k), \"\\n\"; kill 'KILL', @k; waitpid($_, 0) for @k;"
+    );
+    format!(
+        "perl -e '{}'; echo bomb-start; timeout -s KILL 12 bash -c 'b(){{ b|b& }}; b; \
+         while [ $SECONDS -lt 8 ]; do :; done' 2>/dev/null; echo bomb-end",
+        spawn.replace('\'', "'\\''")
+    )
+}

@@ -94,6 +94,23 @@ pub const RESULT_PAUSE: Duration = Duration::from_millis(1200);
 /// only those still held are remembered.
 const MAX_SHOWN: usize = 4096;
 
+/// The closing line of a card whose decision is made or gone (`what`: "it" or "them").
+fn settled(last: &Last, what: &str) -> String {
+    match last {
+        Last::Done(Ok(m)) => format!("→ \x1b[32m{}\x1b[0m", escape::visible(m)),
+        Last::Done(Err(m)) => format!("→ \x1b[31m{}\x1b[0m", escape::visible(m)),
+        Last::Gone(Gone::Elsewhere) => {
+            "→ \x1b[33mno longer held: decided elsewhere\x1b[0m".to_owned()
+        }
+        Last::Gone(Gone::TimedOut) => format!(
+            "→ \x1b[33mnobody answered in time: refused (lazaret net allow still opens \
+             {what})\x1b[0m"
+        ),
+        Last::Gone(Gone::RunEnded) => "→ the run ended".to_owned(),
+        Last::Menu | Last::Working(_) | Last::Left => String::new(),
+    }
+}
+
 /// The card's last line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Last {
@@ -299,19 +316,11 @@ impl Card {
             Last::Working(Choice::Allow) => format!("allowing {target} …"),
             Last::Working(Choice::AllowAnyPort) => format!("allowing {target} on every port …"),
             Last::Working(Choice::Deny) => format!("refusing {target} …"),
-            Last::Done(Ok(m)) => format!("→ \x1b[32m{}\x1b[0m", escape::visible(m)),
-            Last::Done(Err(m)) => format!("→ \x1b[31m{}\x1b[0m", escape::visible(m)),
             Last::Left => format!(
                 "→ left waiting ({left} s left): `lazaret net allow|deny {target}` or \
                  lazaret tui decide it"
             ),
-            Last::Gone(Gone::Elsewhere) => {
-                "→ \x1b[33mno longer held: decided elsewhere\x1b[0m".to_owned()
-            }
-            Last::Gone(Gone::TimedOut) => "→ \x1b[33mnobody answered in time: refused \
-                 (lazaret net allow still opens it)\x1b[0m"
-                .to_owned(),
-            Last::Gone(Gone::RunEnded) => "→ the run ended".to_owned(),
+            Last::Done(_) | Last::Gone(_) => settled(&self.last, "it"),
         };
         let hint = if self.hinted && self.last == Last::Menu {
             DROPPED

@@ -1,7 +1,7 @@
 //! The held-connection card's summary of several entries (issue #31: one card, never a queue
 //! of them) and what `a` / `w` open, in words.
 
-use super::{escape, shown_protocol, shown_target, Card, Choice, Decider, Gone, Last, Outcome};
+use super::{shown_protocol, shown_target, Card, Choice, Decider, Last, Outcome};
 use super::{DROPPED, MAX_LISTED_TARGET, NAME_PORT};
 use lazaret_protocol::held::HeldEntry;
 
@@ -53,18 +53,10 @@ impl Card {
                 format!("allowing the {n} shown on every port …")
             }
             Last::Working(Choice::Deny) => format!("refusing the {n} shown …"),
-            Last::Done(Ok(m)) => format!("→ \x1b[32m{}\x1b[0m", escape::visible(m)),
-            Last::Done(Err(m)) => format!("→ \x1b[31m{}\x1b[0m", escape::visible(m)),
+            Last::Done(_) | Last::Gone(_) => super::settled(&self.last, "them"),
             Last::Left => "→ left waiting: `lazaret net held`, `lazaret net allow|deny` or \
                  lazaret tui decide them"
                 .to_owned(),
-            Last::Gone(Gone::Elsewhere) => {
-                "→ \x1b[33mno longer held: decided elsewhere\x1b[0m".to_owned()
-            }
-            Last::Gone(Gone::TimedOut) => "→ \x1b[33mnobody answered in time: refused \
-                 (lazaret net allow still opens them)\x1b[0m"
-                .to_owned(),
-            Last::Gone(Gone::RunEnded) => "→ the run ended".to_owned(),
         };
         let hint = if self.hinted && self.last == Last::Menu {
             DROPPED
