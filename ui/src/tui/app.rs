@@ -63,6 +63,8 @@ pub struct App {
     pub net_confirm: Option<super::denials_panel::NetConfirm>,
     pub domain: DomainView,
     pub messages: VecDeque<String>,
+    /// The status line's notes of the requests still pending (see [`super::app_requests`]).
+    pub request_notes: super::app_requests::RequestNotes,
     pub quit: bool,
     /// The line asking where a new pane should run (`new-pane-elsewhere`).
     pub asking: Option<LineEditor>,
@@ -146,6 +148,7 @@ impl App {
             filtering: false,
             domain: DomainView::default(),
             messages: VecDeque::new(),
+            request_notes: Default::default(),
             quit: false,
             asking: None,
             launcher: launcher.clone(),
@@ -434,6 +437,11 @@ impl App {
 
     /// Applies one event.
     pub fn handle(&mut self, event: AppEvent) {
+        self.apply(event);
+        self.follow_requests();
+    }
+
+    fn apply(&mut self, event: AppEvent) {
         let before = self.needs_render;
         self.needs_render = true;
         if let AppEvent::Input(Event::Key(k)) = &event {
@@ -465,13 +473,7 @@ impl App {
                 pane,
                 prompt,
                 reply,
-            } => {
-                self.message(format!(
-                    "pane {pane} asks to run a command on the host: {} then a to review",
-                    self.settings.keymap.prefix()
-                ));
-                self.escalations.push(pane, prompt, reply, Instant::now());
-            }
+            } => self.request_arrived(pane, &format!("pane {pane}"), prompt, reply),
             AppEvent::Withdrawn { request_id, reason } => self.withdrawn(&request_id, &reason),
             AppEvent::Message(m) => self.message(m),
         }

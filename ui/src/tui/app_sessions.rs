@@ -77,11 +77,7 @@ impl App {
                 } else {
                     format!("pane {pane}")
                 };
-                self.message(format!(
-                    "{whose} asks to run a command on the host: {} then a to review",
-                    self.settings.keymap.prefix()
-                ));
-                self.escalations.push(pane, prompt, reply, Instant::now());
+                self.request_arrived(pane, &whose, prompt, reply);
             }
             LinkEvent::Withdrawn { request_id, reason } => self.withdrawn(&request_id, &reason),
             LinkEvent::Sessions(_) | LinkEvent::Attached { .. } => {}

@@ -7,6 +7,7 @@ mod app_copy;
 mod app_ended;
 mod app_input;
 mod app_reattach;
+mod app_requests;
 mod app_sessions;
 pub mod copy_mode;
 pub mod denials_panel;
