@@ -236,6 +236,12 @@ impl App {
         self.open_tab_of(plan);
     }
 
+    /// A new tab of this TUI's own Domain running what it was asked to (`lazaret tui -- CMD`,
+    /// else the profile's command), whichever pane has the focus.
+    pub fn open_own_tab(&mut self) {
+        self.open_tab_of(self.plan.clone());
+    }
+
     fn open_tab_of(&mut self, plan: Arc<Target>) {
         let (rows, cols) = (
             self.main_area.height.max(3) - 2,

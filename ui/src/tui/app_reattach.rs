@@ -7,6 +7,7 @@ use super::keymap::Action;
 use super::layout::PaneId;
 use super::layout::Tab;
 use super::pane::Pane;
+use lazaret_client::target::Target;
 use lazaret_protocol::SessionId;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -47,7 +48,10 @@ impl App {
             let size = sizes.get(pane).copied().unwrap_or((1, 1));
             let attached = SessionId::parse(&d.session_id)
                 .map_err(anyhow::Error::from)
-                .and_then(|id| self.attach_pane(*pane, size, &d.workspace, &d.profile, id, true));
+                .and_then(|id| {
+                    let plan = self.plan_of_session(&d.workspace, &d.profile, &d.command)?;
+                    self.attach_pane(*pane, size, plan, id, true)
+                });
             match attached {
                 Ok(()) => shown += 1,
                 Err(e) => {
@@ -71,11 +75,13 @@ impl App {
         shown
     }
 
-    /// Opens a running session in a new tab (or focuses the pane that shows it).
+    /// Opens a running session (whose command is `command`) in a new tab (or focuses the pane
+    /// that shows it).
     pub fn open_session(
         &mut self,
         workspace: &std::path::Path,
         profile: &str,
+        command: &[String],
         session: SessionId,
         owned: bool,
     ) -> anyhow::Result<()> {
@@ -91,23 +97,46 @@ impl App {
             self.main_area.height.max(3) - 2,
             self.main_area.width.max(3) - 2,
         );
-        self.attach_pane(id, size, workspace, profile, session, owned)?;
+        let plan = self.plan_of_session(workspace, profile, command)?;
+        self.attach_pane(id, size, plan, session, owned)?;
         self.tabs.push(Tab::new(id));
         self.tab = self.tabs.len() - 1;
         Ok(())
     }
 
-    /// Pane `id` of `size`, attached to a running session, in no tab yet.
+    /// What new panes split off (or opened next to) a pane showing a session of `workspace`'s
+    /// `profile` Domain that runs `command` start (issue #32, D3). In this TUI's own Domain:
+    /// what this TUI was asked to run (`lazaret tui -- CMD`, else the profile's command), as
+    /// for every other pane of it — the developer asked this TUI for CMD, whoever started the
+    /// session shown. In another Domain (another profile's sessions shown again, a session
+    /// opened from the picker), which this TUI was asked nothing about: what that session
+    /// runs, so a split there is one more of the same.
+    fn plan_of_session(
+        &self,
+        workspace: &std::path::Path,
+        profile: &str,
+        command: &[String],
+    ) -> anyhow::Result<Arc<Target>> {
+        let mut plan = self.launcher.resolve(workspace, Some(profile))?;
+        if plan.domain_id() == self.plan.domain_id() {
+            return Ok(self.plan.clone());
+        }
+        if !command.is_empty() {
+            plan.command = command.to_vec();
+        }
+        Ok(Arc::new(plan))
+    }
+
+    /// Pane `id` of `size`, attached to a running session, in no tab yet; new panes split off
+    /// it start `plan`.
     fn attach_pane(
         &mut self,
         id: PaneId,
         size: (u16, u16),
-        workspace: &std::path::Path,
-        profile: &str,
+        plan: Arc<Target>,
         session: SessionId,
         owned: bool,
     ) -> anyhow::Result<()> {
-        let plan = Arc::new(self.launcher.resolve(workspace, Some(profile))?);
         let mut pane = Pane::attach(
             id,
             plan,

@@ -68,7 +68,26 @@ fn publish(
     sessions: usize,
     coordinator: &FakeCoordinator,
 ) -> Vec<String> {
-    let domain_id = DomainId::derive("shell", Path::new(workspace));
+    publish_of(
+        root,
+        workspace,
+        "shell",
+        r#"["bash"]"#,
+        sessions,
+        coordinator,
+    )
+}
+
+/// As [`publish`], in the Domain of `profile`, the sessions running `command` (a JSON array).
+fn publish_of(
+    root: &Path,
+    workspace: &str,
+    profile: &str,
+    command: &str,
+    sessions: usize,
+    coordinator: &FakeCoordinator,
+) -> Vec<String> {
+    let domain_id = DomainId::derive(profile, Path::new(workspace));
     let ids: Vec<String> = (0..sessions)
         .map(|_| SessionId::generate().expect("an id").as_str().to_owned())
         .collect();
@@ -77,12 +96,12 @@ fn publish(
         .iter()
         .map(|id| {
             format!(
-                r#"{{"session_id":"{id}","client_cli_id":"cli","command":["bash"],"started_unix_ms":1,"hosted":true,"attached":[],"started_by":"tui","layout_hint":"tui1:ab:0::fc"}}"#
+                r#"{{"session_id":"{id}","client_cli_id":"cli","command":{command},"started_unix_ms":1,"hosted":true,"attached":[],"started_by":"tui","layout_hint":"tui1:ab:0::fc"}}"#
             )
         })
         .collect();
     let status = format!(
-        r#"{{"domain_id":"{}","profile":"shell","workspace":"{workspace}","coordinator_pid":{},"coordinator_id":"c","sandbox":"s","sessions":[{}]}}"#,
+        r#"{{"domain_id":"{}","profile":"{profile}","workspace":"{workspace}","coordinator_pid":{},"coordinator_id":"c","sandbox":"s","sessions":[{}]}}"#,
         domain_id.as_str(),
         coordinator.0.id(),
         sessions.join(",")
@@ -124,4 +143,116 @@ fn start_takes_only_this_workspace_and_counts_the_others_in_the_status_line() {
         "{messages:?}"
     );
     assert!(app.tabs.is_empty() && app.panes.is_empty());
+}
+
+/// Resolves any workspace and profile to a Domain whose profile command is
+/// `<profile>-profile-command`; opens no link.
+struct Resolves {
+    root: PathBuf,
+}
+
+impl lazaret_client::target::Launcher for Resolves {
+    fn resolve(&self, dir: &Path, profile: Option<&str>) -> anyhow::Result<Target> {
+        let profile = profile.unwrap_or("shell");
+        let mut t = target(&dir.display().to_string());
+        t.address.profile = profile.into();
+        t.address.domain_id = DomainId::derive(profile, dir);
+        t.command = vec![format!("{profile}-profile-command")];
+        Ok(t)
+    }
+    fn open_link(
+        &self,
+        _: &tokio::runtime::Handle,
+        _: &Target,
+        _: &str,
+        _: lazaret_client::target::LinkEvents,
+    ) -> anyhow::Result<lazaret_client::link::DomainLink> {
+        anyhow::bail!("no coordinator in this test")
+    }
+    fn wait_if_last(&self, _: &Target, _: &[String]) {}
+    fn runtime_root(&self) -> anyhow::Result<PathBuf> {
+        Ok(self.root.clone())
+    }
+}
+
+/// The pane showing `session`, focused.
+fn focus_session(app: &mut App, session: &str) {
+    let pane = app
+        .panes
+        .values()
+        .find(|p| {
+            matches!(&p.status, super::super::pane::PaneStatus::Running { session: s } if s == session)
+        })
+        .map(|p| p.id)
+        .unwrap_or_else(|| panic!("no pane shows {session}"));
+    let tab = app
+        .tabs
+        .iter()
+        .position(|t| t.panes().contains(&pane))
+        .unwrap_or_else(|| panic!("pane {pane} is in no tab"));
+    app.tab = tab;
+    app.tabs[tab].focus = pane;
+}
+
+/// The command and Domain of the pane that has the focus.
+fn focused_plan(app: &App) -> (Vec<String>, String) {
+    let plan = app.current_plan();
+    (plan.command.clone(), plan.address.profile.clone())
+}
+
+#[test]
+fn new_tabs_and_splits_next_to_sessions_shown_again_run_what_this_tui_was_asked() {
+    // Issue #32, D3: `lazaret tui -- htop -d 5` started again next to detached sessions.
+    let root = tempfile::tempdir().expect("a temp dir");
+    let coordinator = FakeCoordinator::start();
+    // A shell session of this TUI's Domain (started by a plain `lazaret tui`), and a Claude
+    // Code session of the same workspace's claude Domain.
+    let shell = publish(root.path(), "/w/here", 1, &coordinator);
+    let claude = publish_of(
+        root.path(),
+        "/w/here",
+        "claude",
+        r#"["claude","--resume"]"#,
+        1,
+        &coordinator,
+    );
+    let mut plan = target("/w/here");
+    plan.command = vec!["htop".into(), "-d".into(), "5".into()];
+    let mut app = App::new(
+        Arc::new(plan),
+        Settings::default(),
+        crate::tui::event::channel().0,
+        Arc::new(Resolves {
+            root: root.path().to_owned(),
+        }),
+        crate::tui::test_launcher::test_handle(),
+    );
+    assert_eq!(app.reattach(), 2);
+    let htop = vec!["htop".to_string(), "-d".into(), "5".into()];
+
+    // The tab for CMD runs CMD in this TUI's Domain, whichever session has the focus.
+    focus_session(&mut app, &claude[0]);
+    app.open_own_tab();
+    assert_eq!(focused_plan(&app), (htop.clone(), "shell".into()));
+
+    // A split of a session shown again in this TUI's Domain runs CMD too.
+    focus_session(&mut app, &shell[0]);
+    app.act(super::super::keymap::Action::SplitRight);
+    assert_eq!(focused_plan(&app), (htop.clone(), "shell".into()));
+    // And so does a new tab from there.
+    focus_session(&mut app, &shell[0]);
+    app.act(super::super::keymap::Action::NewTab);
+    assert_eq!(focused_plan(&app), (htop, "shell".into()));
+
+    // A split of the claude Domain's session (this TUI was asked nothing about that Domain)
+    // runs what that session runs.
+    focus_session(&mut app, &claude[0]);
+    app.act(super::super::keymap::Action::SplitDown);
+    assert_eq!(
+        focused_plan(&app),
+        (
+            vec!["claude".to_string(), "--resume".into()],
+            "claude".into()
+        )
+    );
 }

@@ -210,7 +210,7 @@ impl App {
             .map_err(anyhow::Error::from)
             .and_then(|id| {
                 let owned = e.session.started_by == "tui";
-                self.open_session(&e.workspace, &e.profile, id, owned)
+                self.open_session(&e.workspace, &e.profile, &e.session.command, id, owned)
             });
         if let Err(err) = opened {
             self.message(format!("opening the session: {err:#}"));

@@ -13,6 +13,8 @@ pub struct Detached {
     pub workspace: PathBuf,
     pub profile: String,
     pub session_id: String,
+    /// What the session runs.
+    pub command: Vec<String>,
     /// Where the TUI that last showed it had it (see [`super::layout_hint`]).
     pub layout_hint: String,
 }
@@ -49,6 +51,7 @@ pub fn select<'a>(
                     workspace: d.workspace.clone(),
                     profile: d.profile.clone(),
                     session_id: s.session_id.clone(),
+                    command: s.command.clone(),
                     layout_hint: s.layout_hint.clone(),
                 });
             }

@@ -67,9 +67,10 @@ pub fn run(launcher: Arc<dyn Launcher>, opts: &TuiOptions) -> anyhow::Result<i32
     let full = terminal.size().context("reading the terminal size")?;
     draw::layout_panes(&mut app, full.into());
     // The sessions this TUI had are shown again; a new one starts when there were none.
-    // A command given on the command line runs in a tab of its own in any case.
+    // A command given on the command line runs in a tab of its own in any case: in this TUI's
+    // Domain, whichever session shown again has the focus.
     if app.reattach() == 0 || !opts.command.is_empty() {
-        app.open_tab();
+        app.open_own_tab();
     }
     // A lost terminal (SIGHUP) or SIGTERM detaches: the sessions never die with the TUI.
     let detach = tx.clone();
