@@ -72,6 +72,10 @@ pub struct App {
     pub launcher: Arc<dyn Launcher>,
     /// Each Domain's state and denials as its coordinator last sent them (by Domain ID).
     pub domain_states: std::collections::HashMap<String, DomainView>,
+    /// Domains whose coordinator went away, and how (see [`super::domain_end`]).
+    pub domain_ends: std::collections::HashMap<String, super::domain_end::DomainEnd>,
+    /// The last session start each Domain's coordinator refused (why), until one starts.
+    pub start_failures: std::collections::HashMap<String, String>,
     pub domain_denials: std::collections::HashMap<String, Vec<DenialEntry>>,
     /// What each Domain's sidecar holds, as its coordinator last sent it (by Domain ID).
     pub domain_held: std::collections::HashMap<String, Vec<HeldEntry>>,
@@ -85,7 +89,7 @@ pub struct App {
     /// Whether the host terminal has focus (focus events; true until one says otherwise).
     pub host_focused: bool,
     /// Whether the last frame showed what changes with time alone: a session `working` (its
-    /// marker turns `idle`), a held connection (its seconds left).
+    /// marker turns `idle`), a held connection (its seconds left), a coordinator stopping.
     pub drawn_working: bool,
     /// Which panes were last alerted for (`[alerts]`).
     pub alerter: super::alerts::Alerter,
@@ -153,6 +157,8 @@ impl App {
             asking: None,
             launcher: launcher.clone(),
             domain_states: Default::default(),
+            domain_ends: Default::default(),
+            start_failures: Default::default(),
             domain_denials: Default::default(),
             domain_held: Default::default(),
             held_alerter: Default::default(),

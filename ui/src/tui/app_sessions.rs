@@ -28,6 +28,7 @@ impl App {
             LinkEvent::Started { token, session } => {
                 let pane = PaneId::try_from(token).unwrap_or(NO_PANE);
                 let link = self.links.get(domain);
+                self.start_failures.remove(domain);
                 match (self.panes.get_mut(&pane), link) {
                     (Some(p), Some(link)) => p.started(link, session.session_id),
                     // The pane was closed while its session started: end it again.
@@ -36,6 +37,8 @@ impl App {
                 }
             }
             LinkEvent::StartFailed { token, reason } => {
+                self.start_failures
+                    .insert(domain.to_owned(), reason.clone());
                 let pane = PaneId::try_from(token).unwrap_or(NO_PANE);
                 self.pane_ended_with(pane, Err(reason));
             }
@@ -98,6 +101,8 @@ impl App {
                 }
             }
             LinkEvent::DomainState(state) => {
+                // A coordinator sends it: the Domain runs (again).
+                self.domain_ends.remove(domain);
                 self.domain_states.insert(domain.to_owned(), state);
             }
             LinkEvent::Denials(entries) => {
@@ -123,6 +128,7 @@ impl App {
             LinkEvent::Error(message) => self.message(message),
             LinkEvent::Gone(reason) => {
                 self.links.forget(domain);
+                self.coordinator_gone(domain, &reason);
                 // Nothing is held for a Domain whose coordinator is gone (or not known to be).
                 self.domain_held.remove(domain);
                 let gone: Vec<PaneId> = self

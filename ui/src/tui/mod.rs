@@ -11,6 +11,7 @@ mod app_requests;
 mod app_sessions;
 pub mod copy_mode;
 pub mod denials_panel;
+pub mod domain_end;
 pub mod domain_view;
 pub mod draw;
 pub mod emulator;

@@ -2,6 +2,7 @@
 //! then history), Domain state, network denials (newest first, filterable, with counts).
 
 use super::app::{App, Focus};
+use super::keymap::Action;
 use super::theme::Role;
 use crate::terminal::card_text;
 use crate::terminal::escape;
@@ -241,6 +242,7 @@ fn domain_lines<'a>(app: &App, width: u16) -> Vec<Line<'a>> {
     let theme = &app.settings.theme;
     let d = &app.domain;
     let (dim, text) = (theme.style(Role::Dim), theme.style(Role::Text));
+    let danger = theme.style(Role::Danger);
     if d.domain_id.is_empty() {
         return vec![Line::styled("reading the Domain's state…", dim)];
     }
@@ -262,19 +264,57 @@ fn domain_lines<'a>(app: &App, width: u16) -> Vec<Line<'a>> {
             theme.style(Role::Danger),
         ));
     }
-    lines.push(Line::from(vec![
-        label("coordinator"),
-        match d.coordinator {
-            Some((pid, alive)) => {
-                let mut s = up(alive);
-                s.content = format!("{} (pid {pid})", s.content).into();
-                s
+    let end = app.domain_ends.get(&d.domain_id);
+    match end {
+        // The coordinator went away (issue #32, D2): what was observed, and why.
+        Some(end) => {
+            let style = if end.still_runs { text } else { danger };
+            lines.extend(field(
+                "coordinator ",
+                &escape::visible(&end.coordinator_text()),
+                width,
+                dim,
+                style,
+            ));
+            if let Some(why) = &end.start_failure {
+                lines.extend(field(
+                    "last start  ",
+                    &format!("refused: {}", escape::visible(why)),
+                    width,
+                    dim,
+                    danger,
+                ));
             }
-            None => Span::styled("none", dim),
-        },
-    ]));
-    lines.push(Line::from(vec![label("sidecar"), up(d.sidecar_running)]));
-    lines.push(Line::from(vec![label("sandbox"), up(d.sandbox_running)]));
+        }
+        None => lines.push(Line::from(vec![
+            label("coordinator"),
+            match d.coordinator {
+                Some((pid, alive)) => {
+                    let mut s = up(alive);
+                    s.content = format!("{} (pid {pid})", s.content).into();
+                    s
+                }
+                None => Span::styled("none", dim),
+            },
+        ])),
+    }
+    if end.is_some_and(|e| !e.still_runs) {
+        // Nobody watches its containers now; a new pane starts the Domain again.
+        let keys = match app.settings.keymap.keys(Action::NewPane).first() {
+            Some(k) => format!("{} {k}", app.settings.keymap.prefix()),
+            None => "a new pane".to_owned(),
+        };
+        lines.extend(field(
+            "",
+            &format!("a new pane ({keys}) starts the Domain again"),
+            width,
+            dim,
+            dim,
+        ));
+    } else {
+        lines.push(Line::from(vec![label("sidecar"), up(d.sidecar_running)]));
+        lines.push(Line::from(vec![label("sandbox"), up(d.sandbox_running)]));
+    }
     lines.push(Line::from(vec![
         label("fingerprint"),
         Span::styled(d.fingerprint.chars().take(16).collect::<String>(), text),

@@ -118,11 +118,13 @@ pub fn run(launcher: Arc<dyn Launcher>, opts: &TuiOptions) -> anyhow::Result<i32
 fn render(app: &mut App, terminal: &mut Terminal<Backend>, commit: &Commit) -> anyhow::Result<()> {
     let full = terminal.size().context("reading the terminal size")?;
     draw::layout_panes(app, full.into());
+    // A coordinator that said goodbye is "stopped" in the Domain panel once it has.
+    let stopping = app.recheck_ended_coordinators(lazaret_client::locate::coordinator_runs);
     app.follow_focus();
     app.look_at_focused();
     let now = super::app_activity::now_ms();
     app.send_alerts(now);
-    app.drawn_working = app.ticking(now);
+    app.drawn_working = app.ticking(now) || stopping;
     for p in app.panes.values() {
         p.take_dirty();
     }
