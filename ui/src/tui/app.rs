@@ -480,6 +480,9 @@ impl App {
             AppEvent::Input(Event::Resize(..)) | AppEvent::Output => {}
             AppEvent::Link { domain, event } => self.link_event(&domain, event),
             AppEvent::Detach => self.detach_all(),
+            AppEvent::Unreachable { domain, reason } => {
+                self.coordinator_unreachable(&domain, &reason)
+            }
             AppEvent::Ended { pane, result } => self.pane_ended(pane, result),
             AppEvent::Prompt {
                 pane,

@@ -43,7 +43,11 @@ impl DomainEnd {
 
     /// The panel's coordinator line: "stopped (pid 4242): the Domain is shutting down".
     pub fn coordinator_text(&self) -> String {
-        let pid = self.pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
+        let Some(pid) = self.pid else {
+            // Never heard from: nothing ran that this TUI knows of.
+            return format!("not running: {}", self.reason);
+        };
+        let pid = format!(" (pid {pid})");
         if self.still_runs {
             format!("disconnected{pid}, still running: {}", self.reason)
         } else {
@@ -81,6 +85,16 @@ impl App {
         let view = ended_view(last, domain, &end);
         self.domain_states.insert(domain.to_owned(), view);
         self.domain_ends.insert(domain.to_owned(), end);
+    }
+
+    /// Opening `domain`'s link failed (its coordinator could not be started or reached):
+    /// the panel says so and why, not just "coordinator none". A link another pane opened
+    /// meanwhile wins.
+    pub(super) fn coordinator_unreachable(&mut self, domain: &str, reason: &str) {
+        if self.links.get(domain).is_some() {
+            return;
+        }
+        self.coordinator_gone(domain, reason);
     }
 
     /// Checks again whether the coordinators gone from this TUI that still ran have stopped

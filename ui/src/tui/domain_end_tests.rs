@@ -128,7 +128,24 @@ fn a_coordinator_never_heard_from_has_no_pid_to_claim() {
     });
     assert_eq!(
         end.coordinator_text(),
-        "stopped: the coordinator closed the connection"
+        "not running: the coordinator closed the connection"
     );
     assert_eq!(ended_view(None, "d", &end).coordinator, None);
+}
+
+#[test]
+fn a_domain_that_could_not_be_started_says_why() {
+    let mut app = app();
+    let f = frame(&mut app);
+    assert!(f.contains("coordinator none"), "{f}");
+    app.handle(AppEvent::Unreachable {
+        domain: app.plan.domain_id(),
+        reason: "starting the Domain: the image localhost/x is missing".into(),
+    });
+    let f = frame(&mut app);
+    assert!(!f.contains("coordinator none"), "{f}");
+    assert!(
+        f.contains("coordinator not running: starting the Domain:"),
+        "{f}"
+    );
 }

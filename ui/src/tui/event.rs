@@ -18,6 +18,8 @@ pub enum AppEvent {
     },
     /// The host terminal went away (SIGHUP) or the TUI was told to stop: detach, never kill.
     Detach,
+    /// A Domain's coordinator could not be reached or started (opening its link failed).
+    Unreachable { domain: String, reason: String },
     /// A pane's command ended (`Ok(status)`) or could not run (`Err(why)`).
     Ended {
         pane: PaneId,

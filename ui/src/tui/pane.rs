@@ -108,6 +108,10 @@ impl Pane {
                 sink,
             ),
             Err(e) => {
+                let _ = events.send(AppEvent::Unreachable {
+                    domain: for_thread.domain_id(),
+                    reason: format!("{e:#}"),
+                });
                 let _ = events.send(AppEvent::Ended {
                     pane: id,
                     result: Err(format!("{e:#}")),
@@ -158,6 +162,10 @@ impl Pane {
                 std::thread::spawn(move || match links.get_or_open(&for_thread) {
                     Ok(link) => attach(link),
                     Err(e) => {
+                        let _ = events.send(AppEvent::Unreachable {
+                            domain: for_thread.domain_id(),
+                            reason: format!("{e:#}"),
+                        });
                         let _ = events.send(AppEvent::Ended {
                             pane: id,
                             result: Err(format!("{e:#}")),
