@@ -3,8 +3,9 @@
 //!
 //! Reads only; never follows a symlink (directories are opened fd-relative with `O_NOFOLLOW`,
 //! entries are `fstatat`ed with `AT_SYMLINK_NOFOLLOW`), so a symlink planted in an upper dir
-//! cannot make Lazaret read host files. Entries it cannot read (subordinate-uid directories
-//! outside the user namespace, too deep trees) make a size `partial`, never an error.
+//! cannot make Lazaret read host files. `lazaret state list` measures inside podman's user
+//! namespace (see `super::ns::sizes`); entries that still cannot be read (a uid it does not map,
+//! too deep trees) make a size `partial`, never an error, and are named with the reason.
 
 use super::unreadable::Unreadable;
 use crate::domain::DomainMetadata;
