@@ -744,3 +744,71 @@ fn a_detachable_session_whose_sandbox_is_killed_says_so_instead_of_runsc_s_statu
     assert!(screen.contains("killed by signal 9 (SIGKILL)"), "{screen}");
     assert_torn_down(&ws);
 }
+
+/// Index of the first visible row satisfying `pred`.
+fn row_where(rows: &[String], what: &str, pred: impl Fn(&str) -> bool) -> usize {
+    rows.iter()
+        .position(|r| pred(r))
+        .unwrap_or_else(|| panic!("no row with {what}: {rows:#?}"))
+}
+
+/// Issue #32, D5: detaching hands the terminal back with the host shell's prompt on a clean
+/// line below the session's output. A normal-screen session is not left with `ESC[?1049l`
+/// (which restores a cursor saved when `less` ran earlier, and the prompt was drawn over the
+/// session's output); a session whose program is on the alternate screen is left with it.
+#[test]
+fn detaching_puts_the_host_prompt_below_the_session_and_leaves_its_alternate_screen() {
+    let dev = Dev::get();
+    let ws = dev.workspace("detach-prompt");
+    let dir = ws.path.display().to_string();
+    let tmux = Tmux::start(&dev, "detach-prompt", "t", &dir, 80, 30);
+    tmux.start_detachable("t", &ws);
+    // A full-screen program ran and quit (the terminal saved the cursor then), then more output.
+    tmux.type_line("t", "less /etc/os-release");
+    tmux.wait_screen("t", "less", |s| s.contains("(END)"));
+    tmux.keys("t", "q");
+    tmux.type_line("t", "for i in 1 2 3 4 5 6; do echo row-$i; done");
+    tmux.wait_screen("t", "the rows", |s| s.contains("\nrow-6"));
+    tmux.key("t", "C-b");
+    tmux.keys("t", "d");
+    tmux.wait_screen("t", "the detach", |s| s.contains("cli-rc=0"));
+    tmux.type_line("t", "echo host-$((6*7))");
+    tmux.wait_screen("t", "the host shell", |s| s.contains("\nhost-42"));
+    let rows = visible_rows(&tmux, "t");
+    let last = row_where(&rows, "row-6", |r| r == "row-6");
+    for i in 1..=6 {
+        assert_eq!(rows[last + i - 6], format!("row-{i}"), "{rows:#?}");
+    }
+    let detached = row_where(&rows, "the detach message", |r| {
+        r.starts_with("lazaret: detached from session")
+    });
+    let rc = row_where(&rows, "cli-rc=0", |r| r == "cli-rc=0");
+    let echoed = row_where(&rows, "host-42", |r| r == "host-42");
+    assert!(last < detached && detached < rc && rc < echoed, "{rows:#?}");
+    assert!(
+        rows[echoed - 1].starts_with("host$ echo host-"),
+        "{rows:#?}"
+    );
+
+    // Attached again while the session shows `less`: detaching leaves the alternate screen.
+    let id = id_of(&wait_sessions(&ws, "the detached session", |s| s.len() == 1)[0]);
+    attach(&tmux, "t", &ws, &id[..12]);
+    tmux.wait_screen("t", "the redraw", |s| s.contains("\nrow-6"));
+    wait_sessions(&ws, "the attach listed", |s| attached(&s[0]) == ["attach"]);
+    tmux.type_line("t", "less /etc/os-release");
+    tmux.wait_visible("t", "less", |s| s.contains("(END)"));
+    assert_eq!(tmux.format("t", "#{alternate_on}"), "1");
+    tmux.key("t", "C-b");
+    tmux.keys("t", "d");
+    tmux.wait_visible("t", "the second detach", |s| {
+        s.lines().filter(|l| l.starts_with("cli-rc=")).count() >= 1 && !s.contains("(END)")
+    });
+    assert_eq!(tmux.format("t", "#{alternate_on}"), "0");
+    tmux.type_line("t", "echo back-$((6*7))");
+    let s = tmux.wait_visible("t", "the host shell again", |s| s.contains("\nback-42"));
+    assert!(s.contains("lazaret: detached from session"), "{s}");
+
+    let killed = ws.lazaret(&["kill", &id[..12]]);
+    assert_eq!(killed.code, Some(0), "{killed:?}");
+    assert_torn_down(&ws);
+}

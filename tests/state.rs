@@ -192,3 +192,152 @@ fn a_reset_killed_before_each_step_leaves_the_prior_or_a_new_empty_generation() 
     assert_eq!(outcomes.len(), 50);
     ws.assert_nothing_left();
 }
+
+/// Per anchor container path: (files, unreadable count, the unreadable entries' paths) as
+/// `state list --json` and as `state inspect --json` report them.
+type Counts = std::collections::BTreeMap<String, (u64, u64, Vec<String>)>;
+
+fn unreadable_paths(u: &Value) -> Vec<String> {
+    u["entries"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| {
+            Some(format!(
+                "{}: {}",
+                e["path"].as_str()?,
+                e["reason"].as_str()?
+            ))
+        })
+        .collect()
+}
+
+/// Issue #32: `state list` and `state inspect` count the same files of each anchor, read what
+/// the sandbox's users own (subordinate uids, mode 000, overlay work dirs) without calling it
+/// unreadable, and name the one entry the test made unreadable (a directory of a uid outside
+/// the user namespace, mode 000), with why.
+#[test]
+fn list_and_inspect_agree_and_name_only_what_is_really_unreadable() {
+    let dev = Dev::get();
+    let ws = dev.workspace("state-agree");
+    let r = ws.run(&[
+        "sh",
+        "-c",
+        "set -e; mkdir -p /usr/local/lib/tool /root/locked /var/cache/svc; \
+         printf x > /usr/local/lib/tool/a; printf yy > /usr/local/lib/tool/b; \
+         ln -s a /usr/local/lib/tool/c; rm /etc/issue.net; echo r > /root/locked/f; \
+         chown -R 100:100 /root/locked; chmod 000 /root/locked; echo s > /var/cache/svc/s; \
+         chown -R 105:105 /var/cache/svc; chmod 700 /var/cache/svc",
+    ]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    // Really unreadable inside the user namespace too: owned by a uid it does not map.
+    let sealed = upper(&ws, "/opt").join("sealed");
+    std::fs::create_dir_all(sealed.join("inner")).expect("mkdir sealed");
+    std::os::unix::fs::chown(&sealed, Some(3_999_999), Some(3_999_999)).expect("chown");
+    std::fs::set_permissions(&sealed, std::os::unix::fs::PermissionsExt::from_mode(0o000))
+        .expect("chmod");
+
+    let v = json(&ws.lazaret(&["state", "list", "--json"]));
+    let d = v["domains"]
+        .as_array()
+        .and_then(|a| a.iter().find(|d| d["domain_id"] == ws.domain.as_str()))
+        .unwrap_or_else(|| panic!("the Domain is not listed: {v}"))
+        .clone();
+    let listed: Counts = d["anchors"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|a| {
+            let u = &a["size"]["unreadable"];
+            Some((
+                a["container"].as_str()?.to_owned(),
+                (
+                    a["size"]["files"].as_u64()?,
+                    u["count"].as_u64()?,
+                    unreadable_paths(u),
+                ),
+            ))
+        })
+        .collect();
+    let v = json(&ws.lazaret(&["state", "inspect", "--json"]));
+    let inspected: Counts = v["anchors"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|a| {
+            let u = &a["unreadable"];
+            Some((
+                a["container"].as_str()?.to_owned(),
+                (
+                    a["totals"]["files"].as_u64()?,
+                    u["count"].as_u64()?,
+                    unreadable_paths(u),
+                ),
+            ))
+        })
+        .collect();
+    eprintln!("list: {listed:#?}\ninspect: {inspected:#?}");
+    let files = |c: &Counts| -> Vec<(String, u64, u64)> {
+        c.iter().map(|(k, v)| (k.clone(), v.0, v.1)).collect()
+    };
+    assert_eq!(
+        files(&listed),
+        files(&inspected),
+        "list and inspect disagree"
+    );
+    assert!(listed["/usr"].0 >= 3, "{listed:?}");
+    assert!(
+        listed["/root"].0 >= 1,
+        "the file in the mode-000 dir: {listed:?}"
+    );
+    for (container, (_, count, paths)) in &listed {
+        if container == "/opt" {
+            assert_eq!(*count, 1, "{listed:?}");
+            assert!(
+                paths[0].ends_with("/upper/sealed: open: EACCES: Permission denied"),
+                "{paths:?}"
+            );
+        } else {
+            assert_eq!(*count, 0, "{container}: {paths:?}");
+        }
+    }
+    assert_eq!(
+        inspected["/opt"].2,
+        ["sealed: open: EACCES: Permission denied"]
+    );
+    assert_eq!(d["ignored_state"]["unreadable"]["count"], 0, "{d}");
+
+    // The human reports say the same.
+    let human = ws.lazaret(&["state", "list"]);
+    assert_eq!(human.code, Some(0), "{human:?}");
+    let mine: Vec<&str> = human
+        .stdout
+        .lines()
+        .skip_while(|l| !l.contains(ws.domain.as_str()))
+        .skip(1)
+        .take_while(|l| l.starts_with(' '))
+        .collect();
+    let unreadable: Vec<&&str> = mine.iter().filter(|l| l.contains("unreadable")).collect();
+    assert_eq!(
+        unreadable.len(),
+        2,
+        "the /opt size and its one entry: {mine:#?}"
+    );
+    assert!(
+        unreadable[1]
+            .trim_start()
+            .starts_with("unreadable: anchors/")
+            && unreadable[1].ends_with("/upper/sealed: open: EACCES: Permission denied"),
+        "{mine:#?}"
+    );
+    let human = ws.lazaret(&["state", "inspect"]);
+    assert!(
+        human
+            .stdout
+            .contains("\n    /opt/sealed: open: EACCES: Permission denied\n"),
+        "{human:?}"
+    );
+
+    std::fs::remove_dir_all(&sealed).expect("removing the sealed dir");
+    ws.assert_nothing_left();
+}

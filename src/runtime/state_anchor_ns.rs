@@ -44,6 +44,12 @@ pub enum NsRequest {
         empty_lower: PathBuf,
         limit: usize,
     },
+    /// Sizes for `lazaret state list` (see [`crate::state::listing::trees`]): measured inside
+    /// the namespace, where overlay work dirs and subordinate-uid directories are readable.
+    Sizes {
+        anchors: Vec<PathBuf>,
+        ignored: Vec<PathBuf>,
+    },
     /// The Escalation Mailbox's request dir: a fresh size-limited tmpfs at `target`; the helper
     /// then prints its pid and waits until its stdin closes (see
     /// [`crate::escalation::mailbox_fs`]).
@@ -115,6 +121,9 @@ pub fn main(request: &str) -> anyhow::Result<i32> {
             &empty_lower,
             limit,
         )?)?,
+        NsRequest::Sizes { anchors, ignored } => {
+            serde_json::to_string(&crate::state::ns::sizes(&anchors, &ignored))?
+        }
         NsRequest::MailboxMount { target } => {
             return crate::escalation::mailbox_fs::ns_mount_and_hold(&target)
         }

@@ -4,7 +4,8 @@
 //! The upper dir is sandbox-controlled: it is walked fd-relative without following symlinks
 //! (see [`super::listing`]), and names are reported raw (the human report escapes them).
 
-use super::listing::{is_dir, walk, Entry};
+use super::listing::{is_dir, walk_noting, Entry};
+use super::unreadable::Unreadable;
 use anyhow::{bail, Context};
 use nix::sys::stat::{FileStat, SFlag};
 use serde::{Deserialize, Serialize};
@@ -70,6 +71,10 @@ pub struct Totals {
     pub present: u64,
     /// Sum of `size` over added, modified and present entries.
     pub bytes: u64,
+    /// The files the upper holds: entries that are neither directories nor whiteouts (the
+    /// count `state list` shows for the anchor; see [`holds_file`]).
+    #[serde(default)]
+    pub files: u64,
 }
 
 /// The changes of one State Anchor.
@@ -87,6 +92,9 @@ pub struct Inspection {
     pub truncated: bool,
     /// Some upper entries could not be read and are missing from the result.
     pub partial: bool,
+    /// Which upper entries could not be read, and why (paths relative to the upper dir).
+    #[serde(default)]
+    pub unreadable: Unreadable,
     pub totals: Totals,
 }
 
@@ -208,6 +216,7 @@ pub fn inspect(
         changes: Vec::new(),
         truncated: false,
         partial: false,
+        unreadable: Unreadable::default(),
         totals: Totals::default(),
     };
     match std::fs::symlink_metadata(upper) {
@@ -225,48 +234,72 @@ pub fn inspect(
             Err(_) => Lower::Unknown,
         },
     };
-    out.partial = walk(upper, root_lower, &mut |e, lower| {
-        let (entry, next) = visit(e, lower, container_root);
-        if let Some(entry) = entry {
-            count(&mut out.totals, &entry);
-            if out.changes.len() < limit {
-                out.changes.push(entry);
-            } else {
-                out.truncated = true;
+    let mut unreadable = Unreadable::default();
+    walk_noting(
+        upper,
+        root_lower,
+        &mut |e, lower| {
+            if holds_file(e) {
+                out.totals.files += 1;
             }
-        }
-        next
-    });
+            let (entry, next) = visit(e, lower, container_root);
+            if let Some(entry) = entry {
+                count(&mut out.totals, &entry);
+                if out.changes.len() < limit {
+                    out.changes.push(entry);
+                } else {
+                    out.truncated = true;
+                }
+            }
+            next
+        },
+        &mut unreadable,
+    );
+    out.partial = !unreadable.is_empty();
+    out.unreadable = unreadable;
     Ok(out)
+}
+
+/// Whether an upper entry is a file the anchor holds: not a directory, not a whiteout (a
+/// character device 0:0, or an empty regular file with an overlay whiteout xattr). The one
+/// definition `state list` and `state inspect` count by.
+pub(crate) fn holds_file(e: &Entry) -> bool {
+    let st = e.stat;
+    if is_dir(st) || is_whiteout(st.st_mode, st.st_rdev) {
+        return false;
+    }
+    !(file_type(st.st_mode) == SFlag::S_IFREG && st.st_size == 0 && whiteout_xattr(e))
+}
+
+/// The path of `e` for the `l*xattr` calls: through its open parent, not a path lookup.
+fn proc_path(e: &Entry) -> PathBuf {
+    Path::new(&format!("/proc/self/fd/{}", e.parent.as_raw_fd())).join(e.name)
+}
+
+/// Whether `e` has a regular-file whiteout's xattr.
+fn whiteout_xattr(e: &Entry) -> bool {
+    let path = proc_path(e);
+    [c"trusted.overlay.whiteout", c"user.overlay.whiteout"]
+        .iter()
+        .any(|n| lgetxattr(&path, n).is_some())
 }
 
 /// The change of one entry (if any) and the lower context to descend with (directories).
 fn visit(e: &Entry, lower: &Lower, container_root: &Path) -> (Option<ChangeEntry>, Option<Lower>) {
     let st = e.stat;
     let dir = is_dir(st);
-    let proc_path = Path::new(&format!("/proc/self/fd/{}", e.parent.as_raw_fd())).join(e.name);
-    let xattr_set = |names: [&CStr; 2], want: Option<&[u8]>| {
-        names.iter().any(|n| match lgetxattr(&proc_path, n) {
-            Some(v) => want.is_none_or(|w| v == w),
-            None => false,
-        })
-    };
+    let proc_path = proc_path(e);
     let small_file = file_type(st.st_mode) == SFlag::S_IFREG && st.st_size == 0;
     let facts = Facts {
         mode: st.st_mode,
         rdev: st.st_rdev,
         uid: st.st_uid,
         gid: st.st_gid,
-        whiteout_xattr: small_file
-            && xattr_set(
-                [c"trusted.overlay.whiteout", c"user.overlay.whiteout"],
-                None,
-            ),
+        whiteout_xattr: small_file && whiteout_xattr(e),
         opaque: dir
-            && xattr_set(
-                [c"trusted.overlay.opaque", c"user.overlay.opaque"],
-                Some(b"y"),
-            ),
+            && [c"trusted.overlay.opaque", c"user.overlay.opaque"]
+                .iter()
+                .any(|n| lgetxattr(&proc_path, n).as_deref() == Some(b"y")),
     };
     let there = counterpart(lower, e.name);
     let change = classify(&facts, &there);

@@ -3,9 +3,11 @@
 //!
 //! Reads only; never follows a symlink (directories are opened fd-relative with `O_NOFOLLOW`,
 //! entries are `fstatat`ed with `AT_SYMLINK_NOFOLLOW`), so a symlink planted in an upper dir
-//! cannot make Lazaret read host files. Entries it cannot read (subordinate-uid directories
-//! outside the user namespace, too deep trees) make a size `partial`, never an error.
+//! cannot make Lazaret read host files. `lazaret state list` measures inside podman's user
+//! namespace (see `super::ns::sizes`); entries that still cannot be read (a uid it does not map,
+//! too deep trees) make a size `partial`, never an error, and are named with the reason.
 
+use super::unreadable::Unreadable;
 use crate::domain::DomainMetadata;
 use nix::fcntl::{openat, OFlag};
 use nix::sys::stat::{fstatat, FileStat, Mode, SFlag};
@@ -50,14 +52,19 @@ pub struct AnchorEntry {
 }
 
 /// Disk usage of a tree.
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct SizeEntry {
     /// Allocated bytes (`st_blocks * 512`), hard links counted once, directories included.
     pub bytes: u64,
-    /// Entries that are not directories (files, symlinks, whiteouts, …).
+    /// Of a State Anchor: the files its current generation holds, counted as `state inspect`
+    /// counts them (`totals.files`: neither directories nor whiteouts). Of other trees: the
+    /// entries that are not directories.
     pub files: u64,
-    /// Some entries could not be read: the real usage is higher.
+    /// Some entries could not be read (or were not counted): the real usage is higher.
     pub partial: bool,
+    /// Which entries could not be read, and why (paths relative to the tree).
+    #[serde(default)]
+    pub unreadable: Unreadable,
 }
 
 /// Name of the lifecycle lock in a Domain's runtime dir (see `crate::domain::lock`).
@@ -67,13 +74,60 @@ const LOCK_FILE: &str = "lifecycle.lock";
 /// descriptor per level); what they hold makes the result partial.
 pub const MAX_DEPTH: usize = 128;
 
-/// Every Domain under `storage_root/domains`, sorted by workspace, profile, then Domain ID;
+/// [`list_unmeasured`] with the sizes measured here, as the calling user ([`measure_here`]).
+pub fn list(
+    storage_root: &Path,
+    runtime_root: &Path,
+    activity: &dyn Fn(&DomainMetadata) -> Option<String>,
+) -> anyhow::Result<Vec<DomainEntry>> {
+    let mut domains = list_unmeasured(storage_root, runtime_root, activity)?;
+    measure_here(storage_root, &mut domains);
+    Ok(domains)
+}
+
+/// The trees whose sizes a listing shows: each anchor directory (for [`anchor_size`]), then
+/// each Domain's Ignored Workspace State (for [`tree_size`]), in listing order.
+pub fn trees(storage_root: &Path, domains: &[DomainEntry]) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let root = |d: &DomainEntry| storage_root.join("domains").join(&d.domain_id);
+    let anchors = domains
+        .iter()
+        .flat_map(|d| {
+            d.anchors
+                .iter()
+                .map(move |a| root(d).join("anchors").join(&a.name))
+        })
+        .collect();
+    let ignored = domains.iter().map(|d| root(d).join("ignored")).collect();
+    (anchors, ignored)
+}
+
+/// Fills in the sizes of `domains` from sizes measured for [`trees`], in its order.
+pub fn fill_sizes(domains: &mut [DomainEntry], anchors: Vec<SizeEntry>, ignored: Vec<SizeEntry>) {
+    let mut anchors = anchors.into_iter();
+    for (d, ignored) in domains.iter_mut().zip(ignored) {
+        for a in &mut d.anchors {
+            a.size = anchors.next().unwrap_or_default();
+        }
+        d.ignored_state = ignored;
+    }
+}
+
+/// Measures the sizes of `domains` as the calling user: directories of subordinate uids are
+/// unreadable then (`lazaret state list` measures inside podman's user namespace instead).
+pub fn measure_here(storage_root: &Path, domains: &mut [DomainEntry]) {
+    let (anchors, ignored) = trees(storage_root, domains);
+    let anchors = anchors.iter().map(|a| anchor_size(a)).collect();
+    let ignored = ignored.iter().map(|i| tree_size(i)).collect();
+    fill_sizes(domains, anchors, ignored);
+}
+
+/// Every Domain under `storage_root/domains` (sizes left empty: see [`list`]), sorted by workspace, profile, then Domain ID;
 /// Domains whose `domain.json` is missing, unreadable or names another Domain come last,
 /// with profile `"?"` (if unreadable) and `problem` set. `activity` says what holds a sound
 /// Domain; besides, a lifecycle lock held in `runtime_root/<dir name>` always makes a Domain
 /// active (checked through `/proc/locks`, without taking the lock). Non-directories are
 /// skipped.
-pub fn list(
+pub fn list_unmeasured(
     storage_root: &Path,
     runtime_root: &Path,
     activity: &dyn Fn(&DomainMetadata) -> Option<String>,
@@ -117,7 +171,7 @@ pub fn list(
             held_by,
             problem,
             anchors: anchors(&root.join("anchors")),
-            ignored_state: tree_size(&root.join("ignored")),
+            ignored_state: SizeEntry::default(),
         });
     }
     out.sort_by(|a, b| {
@@ -151,7 +205,7 @@ fn anchors(anchors_dir: &Path) -> Vec<AnchorEntry> {
                 container: anchor_container(&dir),
                 name: e.file_name().to_string_lossy().into_owned(),
                 generation: current_upper(&dir).1,
-                size: tree_size(&dir),
+                size: SizeEntry::default(),
             }
         })
         .collect();
@@ -277,12 +331,32 @@ pub fn tree_size(dir: &Path) -> SizeEntry {
 /// [`tree_size`] that counts at most `max_entries` entries and is `partial` past them: for a
 /// view refreshed every few seconds, which a tree of millions of files must not stall.
 pub fn tree_size_bounded(dir: &Path, max_entries: usize) -> SizeEntry {
+    measure(dir, max_entries, &|e| !is_dir(e.stat))
+}
+
+/// Disk usage of a State Anchor directory (every generation, work dirs included), and the files
+/// its current generation holds as `state inspect` counts them ([`super::inspect::holds_file`]):
+/// `state list` and `state inspect` give the same count (issue #32).
+pub fn anchor_size(anchor_dir: &Path) -> SizeEntry {
+    let (upper, _) = current_upper(anchor_dir);
+    let upper = upper
+        .strip_prefix(anchor_dir)
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    measure(anchor_dir, usize::MAX, &|e| {
+        e.rel.starts_with(&upper) && e.rel != upper && super::inspect::holds_file(e)
+    })
+}
+
+/// Bytes of the tree at `dir`, and its entries that `counts` as files.
+fn measure(dir: &Path, max_entries: usize, counts: &dyn Fn(&Entry) -> bool) -> SizeEntry {
     let mut size = SizeEntry::default();
     let root = match nix::sys::stat::lstat(dir) {
         Ok(st) => st,
         Err(nix::errno::Errno::ENOENT) => return size,
-        Err(_) => {
+        Err(e) => {
             size.partial = true;
+            size.unreadable.note(Path::new(""), format!("stat: {e}"));
             return size;
         }
     };
@@ -293,22 +367,29 @@ pub fn tree_size_bounded(dir: &Path, max_entries: usize) -> SizeEntry {
     }
     let mut seen = HashSet::new();
     let (mut entries, mut capped) = (0usize, false);
-    size.partial = walk(dir, (), &mut |e, _| {
-        entries += 1;
-        if entries > max_entries {
-            capped = true;
-            return None;
-        }
-        let linked = !is_dir(e.stat) && e.stat.st_nlink > 1;
-        if !linked || seen.insert((e.stat.st_dev, e.stat.st_ino)) {
-            size.bytes = size.bytes.saturating_add(allocated(e.stat));
-        }
-        if is_dir(e.stat) {
-            return Some(());
-        }
-        size.files += 1;
-        None
-    }) || capped;
+    let mut unreadable = Unreadable::default();
+    walk_noting(
+        dir,
+        (),
+        &mut |e, _| {
+            entries += 1;
+            if entries > max_entries {
+                capped = true;
+                return None;
+            }
+            let linked = !is_dir(e.stat) && e.stat.st_nlink > 1;
+            if !linked || seen.insert((e.stat.st_dev, e.stat.st_ino)) {
+                size.bytes = size.bytes.saturating_add(allocated(e.stat));
+            }
+            if counts(e) {
+                size.files += 1;
+            }
+            is_dir(e.stat).then_some(())
+        },
+        &mut unreadable,
+    );
+    size.partial = capped || !unreadable.is_empty();
+    size.unreadable = unreadable;
     size
 }
 
@@ -349,12 +430,27 @@ pub(crate) fn walk<T>(
     root_ctx: T,
     visit: &mut dyn FnMut(&Entry, &T) -> Option<T>,
 ) -> bool {
+    let mut unreadable = Unreadable::default();
+    walk_noting(root, root_ctx, visit, &mut unreadable);
+    !unreadable.is_empty()
+}
+
+/// [`walk`] that notes in `unreadable` which entries could not be read, and why.
+pub(crate) fn walk_noting<T>(
+    root: &Path,
+    root_ctx: T,
+    visit: &mut dyn FnMut(&Entry, &T) -> Option<T>,
+    unreadable: &mut Unreadable,
+) {
     let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
     let opened = OpenOptions::new().read(true).custom_flags(flags).open(root);
-    let Some(first) = opened.ok().and_then(|d| frame(d, PathBuf::new(), root_ctx)) else {
-        return true;
+    let first = opened
+        .map_err(|e| format!("open: {}", io_reason(&e)))
+        .and_then(|d| frame(d, PathBuf::new(), root_ctx));
+    let first = match first {
+        Ok(f) => f,
+        Err(why) => return unreadable.note(Path::new(""), why),
     };
-    let mut partial = false;
     let mut stack = vec![first];
     loop {
         let depth = stack.len();
@@ -372,8 +468,8 @@ pub(crate) fn walk<T>(
         ) {
             Ok(st) => st,
             Err(nix::errno::Errno::ENOENT) => continue, // removed while we walk
-            Err(_) => {
-                partial = true;
+            Err(e) => {
+                unreadable.note(&top.rel.join(&name), format!("stat: {e}"));
                 continue;
             }
         };
@@ -388,29 +484,40 @@ pub(crate) fn walk<T>(
             continue;
         };
         if depth >= MAX_DEPTH {
-            partial = true;
+            unreadable.note(&rel, format!("not entered: deeper than {MAX_DEPTH} levels"));
             continue;
         }
         let oflag = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-        let child = openat(top.dir.as_fd(), name.as_os_str(), oflag, Mode::empty());
-        match child.ok().and_then(|fd| frame(File::from(fd), rel, ctx)) {
-            Some(f) => stack.push(f),
-            None => partial = true,
+        let child = openat(top.dir.as_fd(), name.as_os_str(), oflag, Mode::empty())
+            .map_err(|e| format!("open: {e}"));
+        let at = rel.clone();
+        match child.and_then(|fd| frame(File::from(fd), rel, ctx)) {
+            Ok(f) => stack.push(f),
+            Err(why) => unreadable.note(&at, why),
         }
     }
-    partial
+}
+
+/// An I/O error as "EACCES: Permission denied" (nix's form), or its text without an errno.
+fn io_reason(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(n) => nix::errno::Errno::from_raw(n).to_string(),
+        None => e.to_string(),
+    }
 }
 
 /// A frame for the open directory `dir`, its names read through `/proc/self/fd` (the open
-/// directory itself, not a path lookup). None when it cannot be read.
-fn frame<T>(dir: File, rel: PathBuf, ctx: T) -> Option<Frame<T>> {
-    let listing = std::fs::read_dir(format!("/proc/self/fd/{}", dir.as_raw_fd())).ok()?;
+/// directory itself, not a path lookup); why not when it cannot be read.
+fn frame<T>(dir: File, rel: PathBuf, ctx: T) -> Result<Frame<T>, String> {
+    let reason = |e: std::io::Error| format!("list: {}", io_reason(&e));
+    let listing =
+        std::fs::read_dir(format!("/proc/self/fd/{}", dir.as_raw_fd())).map_err(reason)?;
     let mut names = listing
         .map(|e| e.map(|e| e.file_name()))
         .collect::<std::io::Result<Vec<_>>>()
-        .ok()?;
+        .map_err(reason)?;
     names.sort_unstable_by(|a, b| b.cmp(a));
-    Some(Frame {
+    Ok(Frame {
         dir,
         names,
         rel,

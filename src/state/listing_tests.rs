@@ -131,6 +131,56 @@ fn too_deep_trees_are_partial_not_errors() -> anyhow::Result<()> {
     let s = tree_size(&t.path().join("d"));
     assert!(s.partial);
     assert_eq!(s.files, 0, "the file below the limit is not reached");
+    // Named, with why.
+    assert_eq!(s.unreadable.count, 1, "{:?}", s.unreadable);
+    let e = &s.unreadable.entries[0];
+    assert!(
+        e.path.starts_with("x/x/") && e.path.ends_with("/x"),
+        "{e:?}"
+    );
+    assert_eq!(
+        e.reason,
+        format!("not entered: deeper than {MAX_DEPTH} levels")
+    );
+    Ok(())
+}
+
+#[test]
+fn an_anchor_counts_the_files_of_its_current_generation_as_inspect_does() -> anyhow::Result<()> {
+    let t = tempfile::tempdir()?;
+    let a = t.path().join("usr-1");
+    write(&a.join("anchor.json"), br#"{"container": "/usr"}"#)?;
+    write(
+        &a.join("gen-1/upper/old"),
+        b"from a generation a reset left",
+    )?;
+    for f in [
+        "gen-2/upper/bin/tool",
+        "gen-2/upper/lib/x.so",
+        "gen-2/upper/empty",
+    ] {
+        write(&a.join(f), b"x")?;
+    }
+    std::fs::create_dir_all(a.join("gen-2/work/work"))?;
+    symlink("tool", a.join("gen-2/upper/bin/t"))?;
+    symlink("gen-2", a.join("current"))?;
+    // A whiteout (a character device 0:0) where the test may make one.
+    let whiteout = nix::sys::stat::mknod(
+        &a.join("gen-2/upper/deleted"),
+        nix::sys::stat::SFlag::S_IFCHR,
+        nix::sys::stat::Mode::empty(),
+        0,
+    )
+    .is_ok();
+    let size = anchor_size(&a);
+    assert_eq!(
+        size.files, 4,
+        "tool, x.so, empty, t; not the whiteout ({whiteout})"
+    );
+    assert!(size.bytes > 0 && !size.partial && size.unreadable.is_empty());
+    let found =
+        crate::state::inspect::inspect(&a.join("gen-2/upper"), None, Path::new("/usr"), 10)?;
+    assert_eq!(found.totals.files, size.files);
     Ok(())
 }
 
@@ -263,8 +313,8 @@ fn list_sorts_reports_activity_anchors_and_broken_roots() -> anyhow::Result<()> 
         ]
     );
     assert_eq!(
-        claude.anchors[1].size.files, 3,
-        "anchor.json, current, tool"
+        claude.anchors[1].size.files, 1,
+        "the current generation's tool only (anchor.json and current are not its files)"
     );
     assert_eq!(claude.ignored_state.files, 1);
 

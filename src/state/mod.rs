@@ -9,3 +9,4 @@ pub mod remove;
 pub mod report;
 pub mod runner;
 pub mod target;
+pub mod unreadable;

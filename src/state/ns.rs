@@ -5,6 +5,7 @@
 
 use super::generations::{fault_from_env, AnchorDir};
 use super::inspect::{inspect as inspect_upper, Inspection};
+use super::listing::{anchor_size, tree_size, SizeEntry};
 use crate::runtime::state_anchor_ns::{lower_dir, podman};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -80,4 +81,20 @@ pub fn inspect(
         let _ = podman(&["image", "unmount", img]);
     }
     result
+}
+
+/// The sizes `lazaret state list` shows, measured inside the namespace.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Sizes {
+    /// Of each anchor directory asked for, in order ([`anchor_size`]).
+    pub anchors: Vec<SizeEntry>,
+    /// Of each Ignored Workspace State directory asked for, in order ([`tree_size`]).
+    pub ignored: Vec<SizeEntry>,
+}
+
+pub fn sizes(anchors: &[PathBuf], ignored: &[PathBuf]) -> Sizes {
+    Sizes {
+        anchors: anchors.iter().map(|a| anchor_size(a)).collect(),
+        ignored: ignored.iter().map(|i| tree_size(i)).collect(),
+    }
 }

@@ -6,6 +6,7 @@
 
 use super::inspect::{Change, ChangeEntry, Inspection, Kind};
 use super::listing::{AnchorEntry, DomainEntry, SizeEntry};
+use super::unreadable::Unreadable;
 use crate::terminal::escape::visible;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -105,19 +106,38 @@ pub fn count_text(n: u64) -> String {
     out
 }
 
-/// "12.3 MiB (1,204 files)", marked when some entries could not be read.
+/// "12.3 MiB (1,204 files)", marked when some entries could not be read or were not counted.
 pub fn size_text(s: &SizeEntry) -> String {
     let files = if s.files == 1 { "file" } else { "files" };
-    let more = if s.partial {
-        "; more: some entries unreadable"
-    } else {
-        ""
+    let more = match s.unreadable.count {
+        _ if !s.partial => String::new(),
+        0 => "; more: some entries not counted".into(),
+        1 => "; more: 1 entry unreadable".into(),
+        n => format!("; more: {} entries unreadable", count_text(n)),
     };
     format!(
         "{} ({} {files}{more})",
         bytes_text(s.bytes),
         count_text(s.files)
     )
+}
+
+/// One line per listed unreadable entry ("<indent><below>/<path>: <why>"), then how many more.
+fn unreadable_text(u: &Unreadable, below: &Path, indent: &str) -> String {
+    let mut out = String::new();
+    for e in &u.entries {
+        let path = if e.path == "." {
+            below.to_path_buf()
+        } else {
+            below.join(&e.path)
+        };
+        let _ = writeln!(out, "{indent}{}: {}", shown(&path), visible(&e.reason));
+    }
+    let listed = u.entries.len() as u64;
+    if u.count > listed {
+        let _ = writeln!(out, "{indent}… {} more", count_text(u.count - listed));
+    }
+    out
 }
 
 fn anchor_label(a: &AnchorEntry) -> String {
@@ -188,8 +208,14 @@ pub fn list_text(domains: &[DomainEntry]) -> String {
         ]);
         let w0 = sub.iter().map(|s| s[0].width()).max().unwrap_or(0);
         let w1 = sub.iter().map(|s| s[1].width()).max().unwrap_or(0);
-        for [label, gen, size] in &sub {
+        let unreadable = d
+            .anchors
+            .iter()
+            .map(|a| (&a.size.unreadable, PathBuf::from("anchors").join(&a.name)))
+            .chain([(&d.ignored_state.unreadable, PathBuf::from("ignored"))]);
+        for ([label, gen, size], (u, below)) in sub.iter().zip(unreadable) {
             let _ = writeln!(out, "    {}  {}  {size}", pad(label, w0), pad(gen, w1));
+            out.push_str(&unreadable_text(u, &below, "      unreadable: "));
         }
     }
     out
@@ -235,7 +261,13 @@ fn summary(i: &Inspection) -> String {
     if parts.is_empty() {
         return "no changes".into();
     }
-    format!("{}; {} in files", parts.join(", "), bytes_text(t.bytes))
+    let files = if t.files == 1 { "file" } else { "files" };
+    format!(
+        "{}; {} {files}, {} in files",
+        parts.join(", "),
+        count_text(t.files),
+        bytes_text(t.bytes)
+    )
 }
 
 fn change_row(c: &ChangeEntry) -> [String; 5] {
@@ -304,6 +336,7 @@ pub fn inspect_text(domain: &DomainRef, anchors: &[Inspection]) -> String {
         }
         if i.partial {
             out.push_str("  some entries could not be read: the list is incomplete\n");
+            out.push_str(&unreadable_text(&i.unreadable, &i.container, "    "));
         }
     }
     out

@@ -10,7 +10,18 @@ fn size(bytes: u64, files: u64) -> SizeEntry {
         bytes,
         files,
         partial: false,
+        unreadable: Unreadable::default(),
     }
+}
+
+/// `count` unreadable entries, `listed` of them listed.
+fn unreadable(listed: &[(&str, &str)], count: u64) -> Unreadable {
+    let mut u = Unreadable::default();
+    for (path, reason) in listed {
+        u.note(std::path::Path::new(path), *reason);
+    }
+    u.count = count;
+    u
 }
 
 fn domain_ref() -> DomainRef {
@@ -60,6 +71,10 @@ fn list_example() -> ListEnvelope {
                 None,
                 SizeEntry {
                     partial: true,
+                    unreadable: unreadable(
+                        &[("gen-1/work/work", "open: EACCES: Permission denied")],
+                        1,
+                    ),
                     ..size(4096, 1)
                 },
             )],
@@ -112,6 +127,7 @@ fn inspection() -> Inspection {
         opaque_dirs: 1,
         present: 0,
         bytes: 4_438_212,
+        files: 3,
     };
     Inspection {
         container: "/usr".into(),
@@ -120,6 +136,7 @@ fn inspection() -> Inspection {
         changes: changes.to_vec(),
         truncated: false,
         partial: false,
+        unreadable: Unreadable::default(),
         totals,
     }
 }
@@ -178,7 +195,16 @@ fn sizes_and_counts_read_well() {
     };
     assert_eq!(
         size_text(&partial),
-        "0 B (0 files; more: some entries unreadable)"
+        "0 B (0 files; more: some entries not counted)"
+    );
+    let unreadable = SizeEntry {
+        partial: true,
+        unreadable: unreadable(&[("a", "open: EACCES: Permission denied")], 1_204),
+        ..size(0, 0)
+    };
+    assert_eq!(
+        size_text(&unreadable),
+        "0 B (0 files; more: 1,204 entries unreadable)"
     );
 }
 
@@ -192,7 +218,8 @@ WORKSPACE         PROFILE  DOMAIN                ACTIVE
     /usr           gen 3  12.3 MiB (1,204 files)
     ignored state         880.0 MiB (52,113 files)
 /srv/other        shell    0b5e77d2c9a1f3e48d6b  no
-    ? (opt-9d0e1f2a)  old layout  4.0 KiB (1 file; more: some entries unreadable)
+    ? (opt-9d0e1f2a)  old layout  4.0 KiB (1 file; more: 1 entry unreadable)
+      unreadable: anchors/opt-9d0e1f2a/gen-1/work/work: open: EACCES: Permission denied
     ignored state                 0 B (0 files)
 ";
     assert_eq!(text, want, "\n{text}");
@@ -205,7 +232,7 @@ fn inspect_report_groups_changes() {
     let want = "\
 Domain 3f2a9c0d41b7e8a65c10: profile claude, workspace /home/me/project
 
-/usr (gen 3): 2 added, 1 modified, 1 deleted, 1 opaque dirs; 4.2 MiB in files
+/usr (gen 3): 2 added, 1 modified, 1 deleted, 1 opaque dirs; 3 files, 4.2 MiB in files
   added
     /usr/local/bin/tool       file     4.1 MiB    0:0  0755
     /usr/local/bin/t -> tool  symlink  4 B        0:0  0777
@@ -221,6 +248,7 @@ Domain 3f2a9c0d41b7e8a65c10: profile claude, workspace /home/me/project
     cut.changes.truncate(2);
     cut.truncated = true;
     cut.partial = true;
+    cut.unreadable = unreadable(&[("lib/x\u{1b}[2J", "stat: EACCES: Permission denied")], 12);
     cut.container = "/opt".into();
     cut.generation = None;
     let text = inspect_text(&domain_ref(), &[cut]);
@@ -230,6 +258,12 @@ Domain 3f2a9c0d41b7e8a65c10: profile claude, workspace /home/me/project
         "{text}"
     );
     assert!(text.contains("some entries could not be read"), "{text}");
+    assert!(
+        text.contains(
+            "\n    /opt/lib/x\\u{1b}[2J: stat: EACCES: Permission denied\n    … 11 more\n"
+        ),
+        "{text}"
+    );
     let empty = Inspection {
         changes: vec![],
         totals: Totals::default(),
@@ -305,8 +339,12 @@ fn list_envelope_keys() -> anyhow::Result<()> {
     let want = format!(
         "version domains {d}.domain_id {d}.profile {d}.workspace {d}.active {d}.held_by \
          {d}.problem {d}.anchors {a}.container {a}.name {a}.generation {a}.size \
-         {a}.size.bytes {a}.size.files {a}.size.partial {d}.ignored_state \
-         {d}.ignored_state.bytes {d}.ignored_state.files {d}.ignored_state.partial"
+         {a}.size.bytes {a}.size.files {a}.size.partial {a}.size.unreadable \
+         {a}.size.unreadable.count {a}.size.unreadable.entries \
+         {a}.size.unreadable.entries[].path {a}.size.unreadable.entries[].reason \
+         {d}.ignored_state {d}.ignored_state.bytes {d}.ignored_state.files \
+         {d}.ignored_state.partial {d}.ignored_state.unreadable \
+         {d}.ignored_state.unreadable.count {d}.ignored_state.unreadable.entries"
     );
     assert_keys(&list_example(), &want)
 }
@@ -319,8 +357,9 @@ fn inspect_envelope_keys() -> anyhow::Result<()> {
     let want = format!(
         "version {DOMAIN_KEYS} anchors {a}.container {a}.generation {a}.lower_available \
          {a}.changes {c}.path {c}.change {c}.kind {c}.size {c}.uid {c}.gid {c}.mode \
-         {c}.link_target {a}.truncated {a}.partial {t} {t}.added {t}.modified {t}.deleted \
-         {t}.opaque_dirs {t}.present {t}.bytes"
+         {c}.link_target {a}.truncated {a}.partial {a}.unreadable {a}.unreadable.count \
+         {a}.unreadable.entries {t} {t}.added {t}.modified {t}.deleted {t}.opaque_dirs \
+         {t}.present {t}.bytes {t}.files"
     );
     assert_keys(&inspect_example(), &want)
 }

@@ -47,6 +47,26 @@ fn profile_of(layout: &Layout, d: &Domain) -> (Option<String>, Vec<PathBuf>) {
 /// before its Domain's containers are removed, issue #18).
 const TEARDOWN_SETTLE: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// Domains measured by one `podman unshare` (its request is one argument: 128 KiB at most).
+const MEASURED_TOGETHER: usize = 32;
+
+/// Measures the sizes of `domains` inside podman's user namespace, where the anchors' files of
+/// subordinate uids and the overlay work dirs (mode 0) are readable; as the calling user when
+/// that fails (those entries are then listed as unreadable, with the error).
+fn measure(storage_root: &std::path::Path, domains: &mut [listing::DomainEntry]) {
+    let (anchors, ignored) = listing::trees(storage_root, domains);
+    let req = NsRequest::Sizes { anchors, ignored };
+    let measured = call_raw(&Podman::default(), "measuring the State Anchors", &req)
+        .and_then(|out| Ok(serde_json::from_str::<super::ns::Sizes>(out.trim())?));
+    match measured {
+        Ok(s) => listing::fill_sizes(domains, s.anchors, s.ignored),
+        Err(e) => {
+            tracing::warn!("measuring in the user namespace failed ({e:#}); measuring here");
+            listing::measure_here(storage_root, domains);
+        }
+    }
+}
+
 pub fn list(layout: &Layout, json: bool) -> anyhow::Result<i32> {
     let runtime_root = layout.runtime_root()?;
     let activity = |meta: &crate::domain::DomainMetadata| {
@@ -66,7 +86,11 @@ pub fn list(layout: &Layout, json: bool) -> anyhow::Result<i32> {
         guard::holder(&d)
     };
     listing::settle_teardowns(&runtime_root, TEARDOWN_SETTLE);
-    let domains = listing::list(&layout.storage_root(), &runtime_root, &activity)?;
+    let storage_root = layout.storage_root();
+    let mut domains = listing::list_unmeasured(&storage_root, &runtime_root, &activity)?;
+    for chunk in domains.chunks_mut(MEASURED_TOGETHER) {
+        measure(&storage_root, chunk);
+    }
     if json {
         print_json(&ListEnvelope {
             version: 1,

@@ -81,8 +81,27 @@ impl Output {
 }
 
 /// Modes a session may have left on, turned off when the terminal is handed back.
-const RESET_MODES: &[u8] = b"\x1b[0m\x1b[?1049l\x1b[?25h\x1b[?1000l\x1b[?1002l\x1b[?1003l\
+const RESET_MODES: &[u8] = b"\x1b[0m\x1b[?25h\x1b[?1000l\x1b[?1002l\x1b[?1003l\
 \x1b[?1006l\x1b[?1004l\x1b[?2004l\x1b[?1l\x1b>";
+
+/// Leaves the alternate screen: the terminal shows its normal screen again, the cursor where it
+/// was when the program switched.
+const LEAVE_ALT_SCREEN: &[u8] = b"\x1b[?1049l";
+
+/// What hands the terminal back to the developer's shell (issue #32, D5). Attaching does not
+/// switch screens (a plain terminal keeps the session's output in its scrollback, as `lazaret
+/// run` does), so the alternate screen is left only when the session's program is on it (vim,
+/// less): `ESC[?1049l` on the normal screen restores a cursor saved long ago (xterm, VTE, tmux
+/// do), and the shell's prompt then lands on the session's old output. On the normal screen
+/// the cursor stays below the session's last line.
+pub fn hand_back(on_alt_screen: bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(RESET_MODES.len() + LEAVE_ALT_SCREEN.len());
+    if on_alt_screen {
+        out.extend_from_slice(LEAVE_ALT_SCREEN);
+    }
+    out.extend_from_slice(RESET_MODES);
+    out
+}
 
 pub fn terminal_size() -> (u16, u16) {
     match crossterm::terminal::size() {
@@ -179,8 +198,9 @@ pub fn run(
     ));
     let _ = writer.join();
     drop(signals);
+    let back = hand_back(gate.output().modes.alt_screen());
     let mut stdout = std::io::stdout();
-    let _ = stdout.write_all(RESET_MODES).and_then(|_| stdout.flush());
+    let _ = stdout.write_all(&back).and_then(|_| stdout.flush());
     rt.block_on(conn.close());
     outcome
 }
@@ -353,3 +373,7 @@ pub fn report(outcome: &Outcome, session: &SessionId) -> i32 {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "attach_tests.rs"]
+mod tests;

@@ -538,6 +538,9 @@ const TRACKED: [u16; 17] = [
     1, 5, 6, 7, 9, 25, 47, 1000, 1002, 1003, 1004, 1005, 1006, 1015, 1047, 1049, 2004,
 ];
 
+/// The DEC private modes that switch to and from the one alternate screen.
+const ALT_SCREEN: [u16; 3] = [47, 1047, 1049];
+
 /// The terminal modes the sandbox set last (only those the prompt changes).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SandboxModes {
@@ -556,7 +559,13 @@ impl SandboxModes {
         match (params.strip_prefix('?'), last) {
             (Some(list), b'h' | b'l') => {
                 for n in list.split(';').filter_map(|p| p.parse::<u16>().ok()) {
-                    if TRACKED.contains(&n) {
+                    if ALT_SCREEN.contains(&n) {
+                        // One alternate screen, whichever mode switched: a program entering
+                        // with 1047 is left by the redraw's 1049.
+                        for m in ALT_SCREEN {
+                            self.private.insert(m, set);
+                        }
+                    } else if TRACKED.contains(&n) {
                         self.private.insert(n, set);
                     }
                 }
@@ -573,7 +582,7 @@ impl SandboxModes {
 
     /// Whether the sandbox's program is on the alternate screen.
     pub fn alt_screen(&self) -> bool {
-        [47, 1047, 1049]
+        ALT_SCREEN
             .iter()
             .any(|m| self.private.get(m) == Some(&true))
     }

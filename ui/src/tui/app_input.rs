@@ -214,6 +214,13 @@ impl App {
             p.write(&bytes);
             return;
         }
+        // A full-screen program without the mouse: the wheel scrolls its document (keyboard
+        // copy mode of this pane keeps the wheel for the history).
+        let copying = self.copy.as_ref().is_some_and(|c| c.pane == id);
+        if let Some(keys) = input::alternate_scroll(m, &modes).filter(|_| !copying) {
+            p.write(&keys);
+            return;
+        }
         if self.copy_mouse(id, m.kind, (row, col)) {
             return;
         }
@@ -235,3 +242,7 @@ impl App {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "app_wheel_tests.rs"]
+mod wheel_tests;

@@ -166,6 +166,26 @@ pub fn encode_mouse(ev: &MouseEvent, col: u16, row: u16, modes: &Modes) -> Optio
     Some(vec![ESC, b'[', b'M', 32 + code, byte(col), byte(row)])
 }
 
+/// Cursor-key presses one wheel notch sends (tmux's 3 lines).
+pub const WHEEL_LINES: usize = 3;
+
+/// tmux's `alternate-scroll` (issue #32, D6): a wheel notch over a full-screen program (on the
+/// alternate screen) that did not ask for the mouse is [`WHEEL_LINES`] cursor-up or cursor-down
+/// presses, in the form DECCKM asks for (`ESC O A` in application mode, else `ESC [ A`), so
+/// `less`, `man` or `vim` scroll their document. `None` elsewhere: on the normal screen the
+/// wheel scrolls the pane's history, and a program in a mouse mode gets the wheel itself.
+pub fn alternate_scroll(ev: &MouseEvent, modes: &Modes) -> Option<Vec<u8>> {
+    if !modes.alt_screen || modes.mouse != MouseMode::Off {
+        return None;
+    }
+    let letter = match ev.kind {
+        MouseEventKind::ScrollUp => b'A',
+        MouseEventKind::ScrollDown => b'B',
+        _ => return None,
+    };
+    Some(letter_key(letter, 1, modes.app_cursor).repeat(WHEEL_LINES))
+}
+
 /// `ESC[I` / `ESC[O` when the pane gains or loses focus, if the program asked (DECSET 1004).
 pub fn focus_event(gained: bool, modes: &Modes) -> Option<Vec<u8>> {
     modes.focus_events.then(|| {

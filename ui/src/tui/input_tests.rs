@@ -214,3 +214,41 @@ fn focus_events_only_when_asked() {
     assert_eq!(focus_event(false, &on).as_deref(), Some(&b"\x1b[O"[..]));
     assert_eq!(focus_event(true, &Modes::default()), None);
 }
+
+#[test]
+fn the_wheel_over_a_full_screen_program_without_the_mouse_sends_cursor_keys() {
+    let alt = Modes {
+        alt_screen: true,
+        ..Modes::default()
+    };
+    let up = mouse(MouseEventKind::ScrollUp);
+    let down = mouse(MouseEventKind::ScrollDown);
+    assert_eq!(
+        alternate_scroll(&up, &alt).as_deref(),
+        Some(&b"\x1b[A\x1b[A\x1b[A"[..])
+    );
+    assert_eq!(
+        alternate_scroll(&down, &alt).as_deref(),
+        Some(&b"\x1b[B\x1b[B\x1b[B"[..])
+    );
+    // Application cursor mode (DECCKM), as less and vim set it.
+    let app = Modes {
+        app_cursor: true,
+        ..alt
+    };
+    assert_eq!(
+        alternate_scroll(&down, &app).as_deref(),
+        Some(&b"\x1bOB\x1bOB\x1bOB"[..])
+    );
+    // Not on the alternate screen: the wheel scrolls the pane's history instead.
+    assert_eq!(alternate_scroll(&up, &Modes::default()), None);
+    // A program that takes the mouse gets the wheel as a mouse report.
+    let mouse_on = Modes {
+        mouse: MouseMode::Click,
+        ..alt
+    };
+    assert_eq!(alternate_scroll(&up, &mouse_on), None);
+    // Only the wheel.
+    let click = mouse(MouseEventKind::Down(MouseButton::Left));
+    assert_eq!(alternate_scroll(&click, &alt), None);
+}
