@@ -222,6 +222,7 @@ fn render(cfg: &HostConfig, p: &AgentProfile) -> String {
         ],
     );
     field(&mut s, "isolate_ignored", &p.isolate_ignored.to_string());
+    field(&mut s, "trust_host_cas", &p.trust_host_cas().to_string());
     field(
         &mut s,
         "hide_editor_dirs",
