@@ -51,10 +51,12 @@ pub fn prepare(
     image: &ImageBundle,
 ) -> anyhow::Result<Option<SandboxTrust>> {
     let added = extras_of(host, image)?;
+    let file = composed_path(runtime_dir);
     let Some(text) = compose::compose(&image.pem, &added) else {
+        // One an earlier start wrote, when the host's CAs changed since.
+        let _ = std::fs::remove_file(&file);
         return Ok(None);
     };
-    let file = composed_path(runtime_dir);
     let dir = file
         .parent()
         .context("the composed CA bundle's path has no parent")?;
