@@ -235,6 +235,11 @@ fn behind_a_re_signing_proxy_the_claude_setup_succeeds_and_the_off_switch_restor
         started.elapsed().as_secs_f64()
     );
     let log = proxy.log_text();
+    eprintln!(
+        "test proxy: {} connections re-signed and forwarded, {} refused by the client",
+        log.matches("tls ").count(),
+        log.matches("refused").count()
+    );
     assert_eq!(run.code, Some(0), "{run:?}\nproxy log:\n{log}");
     assert!(
         run.stderr.contains("setup of profile \"proxied\" done"),
