@@ -242,18 +242,21 @@ impl DomainRuntime {
             Some((host, rx)) => {
                 // None: the State Anchors failed, which bring_up reports.
                 let image = rx.recv().ok().flatten().flatten();
-                crate::trust::sandbox::for_sandbox(&domain.runtime_dir, host, image.as_ref())?
+                crate::trust::sandbox::for_sandbox(&domain.runtime_dir, host, image.as_ref())
             }
-            None => None,
+            None => Ok(None),
         };
-        let created = sandbox::create(
-            podman,
-            domain,
-            profile,
-            wrapper,
-            &planned.mounts,
-            trust.as_ref(),
-        );
+        // As a failed creation: the sidecar's start is still awaited.
+        let created = trust.and_then(|trust| {
+            sandbox::create(
+                podman,
+                domain,
+                profile,
+                wrapper,
+                &planned.mounts,
+                trust.as_ref(),
+            )
+        });
         let ready = sidecar::wait_ready(domain, starting);
         created?;
         ready

@@ -33,10 +33,52 @@ pub fn summary(host: &HostTrust, image: Option<&ImageBundle>, added: &[CaCert]) 
         .map(|c| format!("{} from {}", c.describe(), c.source.display()))
         .collect::<Vec<_>>()
         .join("; ");
+    let n = added.len();
     format!(
-        "adds {} CA(s) to the image's {} (and SSL_CERT_FILE, NODE_EXTRA_CA_CERTS, \
-         REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, GIT_SSL_CAINFO): {list}",
-        added.len(),
+        "adds {n} CA{} to the image's {} (also named by SSL_CERT_FILE and the other TLS \
+         variables): {list}",
+        if n == 1 { "" } else { "s" },
         image.path.display()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trust::bundle::parse;
+    use crate::trust::test_certs::ca_pem;
+    use std::path::{Path, PathBuf};
+
+    #[test]
+    fn names_each_ca_added_with_its_host_file_or_says_none_are_needed() -> anyhow::Result<()> {
+        let root = ca_pem("Root");
+        let proxy = ca_pem("Corp Proxy CA");
+        let host = HostTrust {
+            files: vec![PathBuf::from("/h/bundle.pem")],
+            certs: parse(
+                format!("{root}{proxy}").as_bytes(),
+                Path::new("/h/bundle.pem"),
+            )?,
+            notes: Vec::new(),
+        };
+        let image = ImageBundle {
+            path: PathBuf::from("/etc/ssl/certs/ca-certificates.crt"),
+            pem: root,
+        };
+        let added = crate::trust::sandbox::extras_of(&host, &image)?;
+        let line = summary(&host, Some(&image), &added);
+        assert!(
+            line.starts_with("adds 1 CA to the image's /etc/ssl/certs/ca-certificates.crt"),
+            "{line}"
+        );
+        assert!(
+            line.contains("CN=Corp Proxy CA, O=Lazaret tests (sha256 "),
+            "{line}"
+        );
+        assert!(line.contains("from /h/bundle.pem"), "{line}");
+        let none = summary(&host, Some(&image), &[]);
+        assert!(none.starts_with("none needed"), "{none}");
+        assert!(summary(&host, None, &[]).contains("no CA bundle"));
+        Ok(())
+    }
 }
