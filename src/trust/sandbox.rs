@@ -35,7 +35,7 @@ pub fn composed_path(runtime_dir: &Path) -> PathBuf {
     runtime_dir.join("trust").join("ca-certificates.crt")
 }
 
-/// The extras of `host` against `image`; `None` when there are none.
+/// The certificates of `host` that `image` lacks (empty when none).
 pub fn extras_of(host: &HostTrust, image: &ImageBundle) -> anyhow::Result<Vec<CaCert>> {
     let shown = PathBuf::from(format!("{} (in the image)", image.path.display()));
     let image_certs = bundle::parse(image.pem.as_bytes(), &shown)?;
