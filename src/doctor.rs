@@ -44,7 +44,7 @@ fn output(program: &str, args: &[&str]) -> Option<String> {
 }
 
 /// Runs every check; the order is the order a fix would be applied in.
-pub fn run_all(layout: &Layout) -> Vec<Check> {
+pub fn run_all(layout: &Layout, profile: Option<&str>) -> Vec<Check> {
     let mut checks = vec![user_check()];
     let podman = output("podman", &["version", "--format", "{{.Client.Version}}"]);
     checks.push(check(
@@ -83,6 +83,7 @@ pub fn run_all(layout: &Layout) -> Vec<Check> {
     if podman.is_some() {
         checks.push(storage_check());
         checks.push(image_check());
+        checks.push(trust_check(layout, profile));
     }
     checks.push(cgroup_check());
     checks.extend(limit_checks(&crate::runtime::limits::detect()));
@@ -374,6 +375,54 @@ fn image_check() -> Check {
         DEFAULT_BASE_IMAGE.into(),
         format!("build it: {SETUP}"),
     )
+}
+
+/// Which of the host's CAs a sandbox of `profile` (None: the default one) gets beyond its image's own
+/// (issue #32), from which host file; or that none are needed, or that the profile turns it off.
+fn trust_check(layout: &Layout, profile: Option<&str>) -> Check {
+    let name = "trust: host CAs";
+    let profile = crate::config::HostConfig::load(layout).and_then(|c| c.profile(profile));
+    let outcome = profile.and_then(|p| {
+        let Some(host) = crate::trust::sandbox::host_trust(&p)? else {
+            return Ok(if p.trust_host_cas() {
+                "the host names no CA bundle (no SSL_CERT_FILE, no system bundle): nothing is added"
+                    .to_owned()
+            } else {
+                format!("off in profile {:?} (trust_host_cas = false)", p.name)
+            });
+        };
+        let req = crate::runtime::state_anchor_ns::NsRequest::ImageTrust {
+            image: p.image.clone(),
+        };
+        let podman = crate::runtime::podman::Podman::default();
+        let out =
+            crate::runtime::state_anchor::call_raw(&podman, "reading the image's CA bundle", &req)?;
+        let report: crate::runtime::state_anchor_ns::NsReport = serde_json::from_str(out.trim())?;
+        let image = report.trust_bundle;
+        let added = match &image {
+            Some(b) => crate::trust::sandbox::extras_of(&host, b)?,
+            None => Vec::new(),
+        };
+        let summary = crate::trust::report::summary(&host, image.as_ref(), &added);
+        Ok(format!("profile {:?}: {summary}", p.name))
+    });
+    match outcome {
+        Ok(detail) => Check {
+            name,
+            status: Status::Ok,
+            detail,
+            fix: None,
+        },
+        Err(e) => Check {
+            name,
+            status: Status::Warn,
+            detail: format!("{e:#}"),
+            fix: Some(
+                "fix the CA bundle named above, or set `trust_host_cas = false` in the profile"
+                    .into(),
+            ),
+        },
+    }
 }
 
 fn cgroup_check() -> Check {

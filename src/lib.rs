@@ -22,5 +22,6 @@ pub mod state;
 pub mod terminal;
 #[cfg(test)]
 pub mod test_rng;
+pub mod trust;
 pub mod utc;
 pub mod wake;

@@ -55,6 +55,10 @@ pub struct AgentProfile {
     /// image after the paste key (None: yes). Left out of the fingerprint's form when unset.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub image_paste: Option<bool>,
+    /// `trust_host_cas`: whether the host's extra CA certificates are added to the sandbox's
+    /// trust store (issue #32; None: yes). Left out of the fingerprint's form when unset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trust_host_cas: Option<bool>,
     /// `linger`: seconds the Domain stays up after its last session left (None or 0: it is
     /// torn down at once). Not part of the Configuration Fingerprint: it changes nothing in the
     /// sandbox, and `lazaret run --linger` may set it for the Domain it starts.
@@ -76,6 +80,11 @@ impl AgentProfile {
     /// Whether image paste into the sandbox is allowed (on unless the profile turns it off).
     pub fn image_paste(&self) -> bool {
         self.image_paste.unwrap_or(true)
+    }
+
+    /// Whether the sandbox trusts the host's extra CAs (on unless the profile turns it off).
+    pub fn trust_host_cas(&self) -> bool {
+        self.trust_host_cas.unwrap_or(true)
     }
 
     /// How long a Domain of this profile stays up after its last session left.

@@ -2,9 +2,9 @@
 //! Node.js those agents support (≥ 22; Debian 12's is 18) and the agents' first screens
 //! render, take keys, resize and exit cleanly, in `lazaret run` and in a `lazaret tui` pane.
 //!
-//! No credentials. Each test profile extends the built-in one with the host's CA bundle (the
-//! recipe in docs/config.md, for machines behind a TLS-intercepting proxy) and a network policy
-//! that allows only the npm registry, which the setup installs from: the agents' own
+//! No credentials. Each test profile extends the built-in one with a network policy that allows
+//! only the npm registry, which the setup installs from (behind a TLS-intercepting proxy, its
+//! CA reaches the sandbox through `trust_host_cas`, on by default: issue #32); the agents' own
 //! connections (api.anthropic.com, OpenAI) are refused by the sidecar and never leave the
 //! machine. Claude Code then shows its "Unable to connect" screen; with onboarding marked done
 //! and a placeholder API key (never sent anywhere) it shows its folder-trust and key
@@ -17,13 +17,11 @@ use std::time::Duration;
 use support::tmux::Tmux;
 use support::{lazaret_bin, Dev, TestWorkspace};
 
-/// The built-in `NAME` with the host's CA bundle and only the npm registry reachable.
+/// The built-in `NAME` with only the npm registry reachable (no trust configuration: the
+/// host's CAs are Lazaret's to add).
 fn profile(name: &str) -> String {
     format!(
-        "[profiles.{name}]\nextends = \"{name}\"\n\
-         env = {{ HOME = \"/root\", NODE_EXTRA_CA_CERTS = \"/run/host-ca/ca-certificates.crt\" }}\n\n\
-         [[profiles.{name}.volumes]]\nhost = \"/etc/ssl/certs/ca-certificates.crt\"\n\
-         container = \"/run/host-ca/ca-certificates.crt\"\nread_only = true\n\n\
+        "[profiles.{name}]\nextends = \"{name}\"\n\n\
          [profiles.{name}.network]\ndefault = \"deny\"\nallow_names = [\"registry.npmjs.org\"]\n"
     )
 }

@@ -234,6 +234,10 @@ fn profile_show_claude_json() {
     assert_eq!(v["command"], serde_json::json!(["claude"]));
     assert_eq!(v["env"]["HOME"], "/root");
     assert_eq!(v["isolate_ignored"], true);
+    assert_eq!(
+        v["trust_host_cas"], true,
+        "on in the built-in profiles (issue #32)"
+    );
     assert_eq!(v["setup"]["creates"], "/usr/local/bin/claude");
     assert_eq!(v["network"]["deny"][0], "10.0.0.0/8");
     let fp = v["fingerprint"].as_str().unwrap_or_default();

@@ -8,17 +8,22 @@ use clap::Args;
 ///
 /// Checks everything `lazaret run` needs (podman, runsc and its flags, subordinate ids, the XDG
 /// runtime dir, /dev/net/tun, rootless storage, cgroups, images) and prints the exact fix for
-/// each failing check. Exit status: 0 when nothing fails, 1 otherwise.
+/// each failing check, and which of the host's CA certificates a sandbox of the profile gets
+/// beyond its image's own (a TLS-intercepting proxy's CA; see `trust_host_cas` in
+/// docs/config.md). Exit status: 0 when nothing fails, 1 otherwise.
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
     /// Print the checks as JSON (an array of {name, status, detail, fix}). Every character
     /// outside printable ASCII is a \uXXXX escape.
     #[arg(long)]
     pub json: bool,
+    /// The profile whose trust of the host's CAs is checked (default: the default profile)
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
 }
 
 pub fn execute(layout: &Layout, args: DoctorArgs) -> anyhow::Result<i32> {
-    let checks = doctor::run_all(layout);
+    let checks = doctor::run_all(layout, args.profile.as_deref());
     if args.json {
         crate::say_out!("{}", crate::cli::safe_json::to_string(&checks)?);
     } else {

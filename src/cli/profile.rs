@@ -123,6 +123,8 @@ fn show(cfg: &HostConfig, args: &ShowArgs) -> anyhow::Result<i32> {
                 serde_json::to_value(cfg.source_of(&p.name))?,
             );
             obj.insert("fingerprint".into(), p.fingerprint().into());
+            // The effective value, also when unset (the fingerprint's form leaves it out then).
+            obj.insert("trust_host_cas".into(), p.trust_host_cas().into());
         }
         crate::say_out!("{}", crate::cli::safe_json::to_string(&v)?);
         return Ok(0);
@@ -222,6 +224,7 @@ fn render(cfg: &HostConfig, p: &AgentProfile) -> String {
         ],
     );
     field(&mut s, "isolate_ignored", &p.isolate_ignored.to_string());
+    field(&mut s, "trust_host_cas", &p.trust_host_cas().to_string());
     field(
         &mut s,
         "hide_editor_dirs",

@@ -39,6 +39,8 @@ pub struct RawProfile {
     pub env: Option<BTreeMap<Spanned<String>, Spanned<String>>>,
     pub persistent: Option<Spanned<Vec<Spanned<String>>>>,
     pub isolate_ignored: Option<bool>,
+    /// Whether the host's extra CA certificates join the sandbox's trust store (issue #32).
+    pub trust_host_cas: Option<bool>,
     pub hide_editor_dirs: Option<Vec<Spanned<String>>>,
     pub volumes: Option<Vec<RawVolume>>,
     pub network: Option<RawNetwork>,

@@ -1030,3 +1030,30 @@ fn host_services_and_published_ports() {
         &["host port 80 is published twice"],
     );
 }
+
+#[test]
+fn trust_host_cas_is_on_unless_a_profile_or_its_parent_turns_it_off() {
+    let cfg = ok(&format!(
+        "{HEAD}trust_host_cas = false\n\
+         [profiles.q]\nextends = \"p\"\n\
+         [profiles.r]\nextends = \"p\"\ntrust_host_cas = true\n"
+    ));
+    assert!(!get(&cfg, "p").trust_host_cas());
+    assert!(!get(&cfg, "q").trust_host_cas(), "inherited");
+    assert!(get(&cfg, "r").trust_host_cas());
+    assert!(
+        get(&cfg, "claude").trust_host_cas(),
+        "built-in profiles: on"
+    );
+    assert_eq!(
+        get(&cfg, "shell").trust_host_cas,
+        None,
+        "unset: the fingerprint's form is unchanged"
+    );
+    assert_ne!(
+        get(&cfg, "p").fingerprint(),
+        get(&cfg, "r").fingerprint(),
+        "turning it off changes the sandbox, so the fingerprint"
+    );
+    assert!(load(&format!("{HEAD}trust_host_cas = \"no\"\n")).is_err());
+}

@@ -310,6 +310,7 @@ pub fn profile(
             .as_ref()
             .and_then(|t| t.image_paste)
             .or(parent.and_then(|p| p.image_paste)),
+        trust_host_cas: raw.trust_host_cas.or(parent.and_then(|p| p.trust_host_cas)),
     })
 }
 

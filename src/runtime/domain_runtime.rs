@@ -12,6 +12,9 @@ use crate::profile::AgentProfile;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 
+/// The image's CA bundle as the State Anchors' preparation read it (outer None: it failed).
+type BundleReceiver = std::sync::mpsc::Receiver<Option<Option<crate::trust::image::ImageBundle>>>;
+
 /// Owner of the Domain's containers; call [`DomainRuntime::tear_down`] when done (dropping it
 /// tears down too, reporting errors to the log).
 pub struct DomainRuntime {
@@ -99,16 +102,29 @@ impl DomainRuntime {
         for m in &planned.mounts {
             tracing::debug!(container = %m.container.display(), kind = ?m.kind, "{}", m.why);
         }
+        // Issue #32: what the host trusts, read before anything starts.
+        let host_trust = crate::trust::sandbox::host_trust(profile)?;
+        let read_trust = host_trust.is_some();
         image.ensure(&self.podman, images)?;
         self.mark_up()?;
         let podman = self.podman.clone();
         let runtime_dir = self.domain.runtime_dir.clone();
+        let (bundle_tx, bundle_rx) = std::sync::mpsc::channel();
+        let (anchors_ref, podman_ref) = (&anchors, &podman);
         let (anchored, mailbox, sidecar_up) = std::thread::scope(|s| {
             // The State Anchors and the mailbox's request dir are mounted while the sidecar
             // comes up and the sandbox is created; all are done before the sandbox starts.
-            let anchoring = s.spawn(|| anchors.prepare(&podman));
+            // The same call reads the image's CA bundle, which the sandbox's creation awaits.
+            let anchoring = s.spawn(move || {
+                let r = anchors_ref.prepare(podman_ref, read_trust);
+                let bundle = r.as_ref().ok().map(|r| r.trust_bundle.clone());
+                let _ = bundle_tx.send(bundle);
+                r
+            });
             let mailbox = s.spawn(|| crate::escalation::mailbox_fs::mount(&podman, &runtime_dir));
-            let up = self.sidecar_up_sandbox_created(profile, image, images, wrapper, &planned);
+            let trust = host_trust.as_ref().map(|h| (h, bundle_rx));
+            let up =
+                self.sidecar_up_sandbox_created(profile, image, images, wrapper, &planned, trust);
             (anchoring.join(), mailbox.join(), up)
         });
         sidecar_up?;
@@ -203,6 +219,7 @@ impl DomainRuntime {
         images: &Path,
         wrapper: &Path,
         planned: &sandbox_mounts::SandboxMounts,
+        trust: Option<(&crate::trust::HostTrust, BundleReceiver)>,
     ) -> anyhow::Result<()> {
         let policy = profile.network.clone();
         if let Err(e) = sidecar::create(&self.podman, &self.domain, &image.tag, &policy) {
@@ -221,7 +238,25 @@ impl DomainRuntime {
         }
         let (podman, domain) = (&self.podman, &self.domain);
         let starting = sidecar::start(podman, domain)?;
-        let created = sandbox::create(podman, domain, profile, wrapper, &planned.mounts);
+        let trust = match trust {
+            Some((host, rx)) => {
+                // None: the State Anchors failed, which bring_up reports.
+                let image = rx.recv().ok().flatten().flatten();
+                crate::trust::sandbox::for_sandbox(&domain.runtime_dir, host, image.as_ref())
+            }
+            None => Ok(None),
+        };
+        // As a failed creation: the sidecar's start is still awaited.
+        let created = trust.and_then(|trust| {
+            sandbox::create(
+                podman,
+                domain,
+                profile,
+                wrapper,
+                &planned.mounts,
+                trust.as_ref(),
+            )
+        });
         let ready = sidecar::wait_ready(domain, starting);
         created?;
         ready

@@ -7,6 +7,7 @@ use super::{DOMAIN_LABEL, ROLE_LABEL};
 use crate::domain::workspace::SANDBOX_WORKSPACE;
 use crate::domain::Domain;
 use crate::profile::AgentProfile;
+use crate::trust::sandbox::SandboxTrust;
 use std::path::Path;
 
 /// The sandbox's PID 1: it keeps the sandbox alive and reaps the processes orphaned inside
@@ -22,12 +23,14 @@ pub const SANDBOX_INIT: [&str; 3] = [
 
 /// `podman create` arguments of the sandbox (pure, for tests and review). The sandbox's PID 1
 /// ([`SANDBOX_INIT`]) only keeps it alive and reaps; every Client Session's command is a
-/// `podman exec`.
+/// `podman exec`. `trust`: the composed CA bundle's mount, last, and its environment, where
+/// the profile's `env` does not set the same variable (issue #32).
 pub fn create_args(
     domain: &Domain,
     profile: &AgentProfile,
     runtime: &Path,
     mounts: &[SandboxMount],
+    trust: Option<&SandboxTrust>,
 ) -> anyhow::Result<Vec<String>> {
     let mut args: Vec<String> = vec![
         "create".into(),
@@ -48,11 +51,18 @@ pub fn create_args(
         "--env".into(),
         "HOME=/root".into(),
     ];
+    let trust_env = trust.map(|t| t.env.as_slice()).unwrap_or_default();
+    for (k, v) in trust_env {
+        if !profile.env.contains_key(k) {
+            args.push("--env".into());
+            args.push(format!("{k}={v}"));
+        }
+    }
     for (k, v) in &profile.env {
         args.push("--env".into());
         args.push(format!("{k}={v}"));
     }
-    for m in mounts {
+    for m in mounts.iter().chain(trust.map(|t| &t.mount)) {
         args.extend(m.podman_args()?);
     }
     // Resource bounds (issue #19): see `super::limits` for what enforces each.
@@ -73,10 +83,11 @@ pub fn create(
     profile: &AgentProfile,
     runtime: &Path,
     mounts: &[SandboxMount],
+    trust: Option<&SandboxTrust>,
 ) -> anyhow::Result<()> {
     podman.run(
         "creating Agent Sandbox",
-        create_args(domain, profile, runtime, mounts)?,
+        create_args(domain, profile, runtime, mounts, trust)?,
     )?;
     Ok(())
 }

@@ -83,9 +83,10 @@ impl StateAnchors {
     }
 
     /// Creates the host dirs, then mounts (or keeps, when already right) every anchor inside
-    /// podman's rootless namespace and verifies the result.
-    pub fn prepare(&self, podman: &Podman) -> anyhow::Result<NsReport> {
-        if self.is_empty() {
+    /// podman's rootless namespace and verifies the result. With `read_trust`, the same call
+    /// reads the image's CA bundle (issue #32), even for a profile without State Anchors.
+    pub fn prepare(&self, podman: &Podman, read_trust: bool) -> anyhow::Result<NsReport> {
+        if self.is_empty() && !read_trust {
             return Ok(NsReport::default());
         }
         ensure_private_dir(&self.mount_root)?;
@@ -112,6 +113,7 @@ impl StateAnchors {
             anchors: self.anchors.clone(),
             image_id_file: self.mount_root.join("image-id"),
             empty_lower: self.mount_root.join(".empty"),
+            read_trust,
         };
         call(podman, "preparing the State Anchors", &req)
     }

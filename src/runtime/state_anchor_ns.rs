@@ -25,7 +25,13 @@ pub enum NsRequest {
         anchors: Vec<AnchorMount>,
         image_id_file: PathBuf,
         empty_lower: PathBuf,
+        /// Also read the image's CA bundle (issue #32, see [`crate::trust::image`]).
+        #[serde(default)]
+        read_trust: bool,
     },
+    /// The image's CA bundle only (for `lazaret doctor`): the image is mounted, read and
+    /// unmounted again.
+    ImageTrust { image: String },
     Unmount {
         targets: Vec<PathBuf>,
         image_id_file: PathBuf,
@@ -77,6 +83,9 @@ struct ImageMount {
 pub struct NsReport {
     pub image_id: String,
     pub anchors: Vec<AnchorState>,
+    /// The image's CA bundle, when asked for and the image has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trust_bundle: Option<crate::trust::image::ImageBundle>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -98,7 +107,25 @@ pub fn main(request: &str) -> anyhow::Result<i32> {
             anchors,
             image_id_file,
             empty_lower,
-        } => serde_json::to_string(&mount_all(&image, &anchors, &image_id_file, &empty_lower)?)?,
+            read_trust,
+        } => {
+            let (id, root) = image_root(&image)?;
+            let mut report = mount_all(id, &root, &anchors, &image_id_file, &empty_lower)?;
+            if read_trust {
+                report.trust_bundle = crate::trust::image::read(&root)?;
+            }
+            serde_json::to_string(&report)?
+        }
+        NsRequest::ImageTrust { image } => {
+            let (id, root) = image_root(&image)?;
+            let read = crate::trust::image::read(&root);
+            let _ = podman(&["image", "unmount", &id]);
+            serde_json::to_string(&NsReport {
+                image_id: id,
+                anchors: Vec::new(),
+                trust_bundle: read?,
+            })?
+        }
         NsRequest::Unmount {
             targets,
             image_id_file,
@@ -175,21 +202,13 @@ pub fn podman(args: &[&str]) -> anyhow::Result<String> {
 }
 
 fn mount_all(
-    image: &str,
+    id: String,
+    root: &Path,
     anchors: &[AnchorMount],
     image_id_file: &Path,
     empty_lower: &Path,
 ) -> anyhow::Result<NsReport> {
-    // One call mounts the image and names it (its ID survives a later re-tag, for unmounting).
-    let listed = podman(&["image", "mount", "--format", "json", image])
-        .with_context(|| format!("mounting image {image}"))?;
-    let mounted: Vec<ImageMount> = serde_json::from_str(&listed)
-        .with_context(|| format!("mounting image {image}: unexpected answer {listed:?}"))?;
-    let Some(ImageMount { id, mountpoint }) = mounted.into_iter().next() else {
-        bail!("mounting image {image}: podman named no mount");
-    };
     let previous = std::fs::read_to_string(image_id_file).unwrap_or_default();
-    let root = mountpoint;
     if previous.trim() != id {
         std::fs::write(image_id_file, &id)?;
         if !previous.trim().is_empty() {
@@ -205,9 +224,10 @@ fn mount_all(
     let mut report = NsReport {
         image_id: id,
         anchors: Vec::new(),
+        trust_bundle: None,
     };
     for a in anchors {
-        let lower = lower_dir(&root, &a.container)?.unwrap_or_else(|| empty_lower.to_path_buf());
+        let lower = lower_dir(root, &a.container)?.unwrap_or_else(|| empty_lower.to_path_buf());
         // A valid current generation (an interrupted reset is finished or undone here).
         let dir = crate::state::generations::AnchorDir::open(&a.dir, true)?;
         dir.recover()
@@ -233,6 +253,19 @@ fn mount_all(
         });
     }
     Ok(report)
+}
+
+/// Mounts `image` (again: podman counts the mounts) and returns its ID and mount point. One
+/// call mounts the image and names it (its ID survives a later re-tag, for unmounting).
+fn image_root(image: &str) -> anyhow::Result<(String, PathBuf)> {
+    let listed = podman(&["image", "mount", "--format", "json", image])
+        .with_context(|| format!("mounting image {image}"))?;
+    let mounted: Vec<ImageMount> = serde_json::from_str(&listed)
+        .with_context(|| format!("mounting image {image}: unexpected answer {listed:?}"))?;
+    let Some(ImageMount { id, mountpoint }) = mounted.into_iter().next() else {
+        bail!("mounting image {image}: podman named no mount");
+    };
+    Ok((id, mountpoint))
 }
 
 /// The image's directory at `container`, refusing symlinks on the way (they would resolve
@@ -340,6 +373,7 @@ fn unmount_all(targets: &[PathBuf], image_id_file: &Path) -> anyhow::Result<NsRe
     Ok(NsReport {
         image_id: id.trim().to_owned(),
         anchors: Vec::new(),
+        trust_bundle: None,
     })
 }
 

@@ -15,6 +15,9 @@ pub const PRIVATE: [&str; 3] = ["10.99.0.1", "172.16.99.1", "192.168.99.1"];
 pub const METADATA: &str = "169.254.169.254";
 /// The test's own DNS resolver (a test host too).
 pub const RESOLVER: &str = "198.51.100.53";
+/// The host's side of the veth on the "public" test network: a server of the test's own on the
+/// host (e.g. a TLS proxy that must reach the internet) listens here.
+pub const HOST_SIDE: &str = "198.51.100.254";
 pub const V6: &str = "fd99:99::1";
 pub const PORT: u16 = 18080;
 /// A second TCP port of the test hosts (an allow for one port must not open the other).
@@ -61,7 +64,7 @@ pub struct TestHosts {
 /// The test hosts' servers. The resolver knows a few names (case-insensitively): `rebind.test`
 /// answers the public host first, the private one after (TTL 0: DNS rebinding), every name
 /// under `exfil.test` and `allowed.test.evil.test` answer the public host, anything else is
-/// NXDOMAIN.
+/// NXDOMAIN; [`TestHosts::with_names`] adds names of the test's own.
 const SERVER: &str = r#"
 import socket, threading
 def serve(family, addr, port=PORT):
@@ -90,7 +93,7 @@ def show(label):
 def dns():
     names = {b"allowed.test": "198.51.100.1", b"private.test": "10.99.0.1",
              b"other.test": "198.51.100.1", b"denied.test": "198.51.100.1",
-             b"allowed.test.evil.test": "198.51.100.1"}
+             b"allowed.test.evil.test": "198.51.100.1"EXTRA_NAMES}
     asked = {}
     log = open("LOG", "a")
     u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -137,6 +140,11 @@ serve(socket.AF_INET, "0.0.0.0")
 
 impl TestHosts {
     pub fn create() -> TestHosts {
+        TestHosts::with_names(&[])
+    }
+
+    /// As [`TestHosts::create`], the resolver also answering each `(name, IPv4 address)`.
+    pub fn with_names(names: &[(&str, &str)]) -> TestHosts {
         let id = std::process::id() % 100_000;
         let serial = HOSTS.lock().unwrap_or_else(|p| p.into_inner());
         let file_lock = std::fs::OpenOptions::new()
@@ -217,7 +225,14 @@ impl TestHosts {
         let script = SERVER
             .replace("SECOND_TCP", &PORT2.to_string())
             .replace("PORT", &PORT.to_string())
-            .replace("LOG", &hosts.dns_log.display().to_string());
+            .replace("LOG", &hosts.dns_log.display().to_string())
+            .replace(
+                "EXTRA_NAMES",
+                &names
+                    .iter()
+                    .map(|(n, a)| format!(", b\"{}\": \"{a}\"", n.to_ascii_lowercase()))
+                    .collect::<String>(),
+            );
         let server = root(&["ip", "netns", "exec", &hosts.ns, "python3", "-c", &script])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
