@@ -1030,3 +1030,25 @@ fn host_services_and_published_ports() {
         &["host port 80 is published twice"],
     );
 }
+
+#[test]
+fn login_ports_are_declared_by_codex_inherited_and_checked() {
+    let cfg = ok("[profiles.mine]\nextends = \"codex\"\n");
+    let login = get(&cfg, "mine").login.expect("codex's login");
+    assert_eq!(login.ports, vec![1455]);
+    assert_eq!(login.signed_in, PathBuf::from("/root/.codex/auth.json"));
+    assert!(
+        get(&cfg, "claude").login.is_none(),
+        "Claude Code needs no port"
+    );
+    err_at(
+        "[profiles.x]\n[profiles.x.login]\nports = [0]\nsigned_in = \"/root/a\"\n",
+        3,
+        &["login port 0", "1 to 65535"],
+    );
+    err_at(
+        "[profiles.x]\n[profiles.x.login]\nports = [1455]\nsigned_in = \"rel\"\n",
+        4,
+        &["signed_in"],
+    );
+}
