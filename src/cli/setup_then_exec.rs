@@ -24,7 +24,7 @@ pub fn wrap(
     program: String,
     args: Vec<String>,
 ) -> anyhow::Result<(String, Vec<String>)> {
-    let exe = std::env::current_exe().context("finding the lazaret executable")?;
+    let exe = crate::runtime::state_anchor::lazaret_binary()?;
     let mut wrapped = vec![
         "__setup".to_owned(),
         "--plan".to_owned(),
