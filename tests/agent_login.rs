@@ -63,7 +63,7 @@ fn codex_sign_in_port_is_published_until_signed_in() {
         host_get(PORT, "/auth-callback.txt")
     });
     assert_eq!(body.as_deref(), Some("callback reached the sandbox\n"));
-    let list = ws.lazaret(&["port", "list"]);
+    let list = ws.lazaret(&["port", "list", "--profile", "codex-login"]);
     assert!(
         list.stdout
             .contains(&format!("127.0.0.1:{PORT} -> sandbox port {PORT}")),
@@ -89,10 +89,23 @@ fn codex_sign_in_port_is_published_until_signed_in() {
     assert_eq!(run.code, Some(0), "{run:?}");
     ws.wait_torn_down();
 
-    // The next start of the signed-in Domain publishes nothing.
-    let again = ws.run(&["sh", "-c", "sleep 4"]);
-    assert_eq!(again.code, Some(0), "{again:?}");
+    // The next start of the signed-in Domain publishes nothing (the sign-in is kept in the
+    // State Anchor under /root).
     let _ = std::fs::remove_file(ws.path.join(".go"));
+    let server = ws.spawn(&[
+        "sh",
+        "-c",
+        &format!("touch /workspace/.up; {}", callback_server()),
+    ]);
+    wait_for(Duration::from_secs(90), || {
+        ws.path.join(".up").exists().then_some(())
+    })
+    .expect("the second session started");
+    std::thread::sleep(Duration::from_secs(4));
+    assert_eq!(host_get(PORT, "/auth-callback.txt"), None);
+    ws.release();
+    let run = support::finish(server);
+    assert_eq!(run.code, Some(0), "{run:?}");
     ws.wait_torn_down();
 }
 

@@ -94,7 +94,7 @@ fn first_launch_in_a_pane_shows_progress_within_a_second_and_keeps_the_log() {
         let s = tmux.visible("t");
         let t = now_ms();
         for (i, p) in phases.iter().enumerate() {
-            let shown = s.lines().any(|l| l.contains(&format!("{p} (")));
+            let shown = s.lines().any(|l| l.contains(&format!(": {p}")));
             if shown && seen_at[i].is_none() {
                 seen_at[i] = Some(t);
             }
