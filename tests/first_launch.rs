@@ -13,7 +13,7 @@ use support::tmux::Tmux;
 use support::{lazaret_bin, Dev, TestWorkspace};
 
 /// A setup of phases that last ~2 s each; it writes when it started (Unix ms) to the
-/// workspace.
+/// workspace, and leaves a process behind that holds its output open (the launch goes on).
 const SLOW: &str = r#"
 [profiles.slowsetup]
 extends = "shell"
@@ -30,6 +30,7 @@ echo "lazaret-progress: step three 70 %"
 echo "plain-output-of-the-setup"
 sleep 2
 touch /usr/local/bin/slowsetup-done
+sleep 300 &
 ''']
 creates = "/usr/local/bin/slowsetup-done"
 "#;

@@ -28,6 +28,8 @@ use std::time::Duration;
 
 /// Lines of the setup's output a failure shows.
 pub const TAIL_LINES: usize = 15;
+/// How long the output of a setup that has exited is still read.
+const OUTPUT_GRACE: Duration = Duration::from_secs(2);
 /// Characters of one such line shown.
 const TAIL_WIDTH: usize = 200;
 
@@ -191,6 +193,9 @@ impl Plan {
         drop(tx);
         let mut pieces = [Pieces::default(), Pieces::default()];
         let mut tail = VecDeque::new();
+        // A setup that exited while something it started still holds its output open is done
+        // after OUTPUT_GRACE: the launch must not wait for that process.
+        let mut exited: Option<std::time::Instant> = None;
         loop {
             match rx.recv_timeout(Duration::from_secs(1)) {
                 Ok((stream, bytes)) => {
@@ -201,7 +206,15 @@ impl Plan {
                         }
                     }
                 }
-                Err(mpsc::RecvTimeoutError::Timeout) => display.tick(),
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    display.tick();
+                    if exited.is_none() && matches!(child.try_wait(), Ok(Some(_))) {
+                        exited = Some(std::time::Instant::now());
+                    }
+                    if exited.is_some_and(|at| at.elapsed() > OUTPUT_GRACE) {
+                        break;
+                    }
+                }
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
         }
@@ -210,8 +223,10 @@ impl Plan {
                 show(display, &mut tail, &piece);
             }
         }
-        for r in readers {
-            let _ = r.join();
+        if exited.is_none() {
+            for r in readers {
+                let _ = r.join();
+            }
         }
         let status = child.wait().context("waiting for the profile's setup")?;
         Ok((status, tail))
