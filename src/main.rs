@@ -58,6 +58,7 @@ fn main() -> ExitCode {
             Command::GitSentry(args) => cli::git_sentry::execute(&layout, args),
             Command::Coordinator(args) => cli::coordinator::execute(&layout, args),
             Command::StateAnchorNs(args) => cli::state_anchor_ns::execute(args),
+            Command::Setup(args) => cli::setup_then_exec::execute(args),
             Command::Completions(_) | Command::Man(_) => Ok(0),
         }
     });

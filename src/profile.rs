@@ -44,6 +44,11 @@ pub struct AgentProfile {
     pub auto_approve: Vec<AutoApproveRule>,
     /// Run once per Domain, on the first launch whose sandbox lacks `creates`.
     pub setup: Option<SetupStep>,
+    /// `[login]`: the callback ports the agent's sign-in listens on inside the sandbox,
+    /// published on the host's loopback while it is not signed in (issue #32). Not part of the
+    /// Configuration Fingerprint (it changes nothing in the sandbox).
+    #[serde(skip)]
+    pub login: Option<crate::config::login::Login>,
     /// What the sandbox may do through the developer's terminal in `lazaret run`.
     pub terminal: TerminalAccess,
     /// `[activity] idle_after`: seconds without output after which a session counts as

@@ -130,6 +130,10 @@ impl SessionPlan {
             fingerprint: &self.fingerprint,
             linger: self.linger,
         };
+        // Domain failures already known are not this run's news (see `new_failures`): read
+        // before joining, so that what a Domain this run starts reports at once (a sign-in
+        // port already taken, issue #32) is this run's news.
+        let known_failures = self.domain_failures();
         let mut session: Box<dyn DomainSession> = Box::new(launch::join_or_start(&reg)?);
         let session_id = session.session_id().as_str().to_owned();
         tracing::info!(
@@ -176,8 +180,6 @@ impl SessionPlan {
         if let Some(cards) = &held_cards {
             session.watch_held(Arc::new(cards.sink()));
         }
-        // Domain failures already known are not this run's news (see `new_failures`).
-        let known_failures = self.domain_failures();
         // On a terminal, a failure the Domain reports while the command runs gets a card at
         // once (issue #19); the end of the run repeats it.
         let failure_cards = matches!(attach, Attach::Terminal)

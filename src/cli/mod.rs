@@ -19,6 +19,7 @@ pub mod profile;
 pub mod ps;
 pub mod run;
 pub mod safe_json;
+pub mod setup_then_exec;
 pub mod state;
 pub mod state_anchor_ns;
 pub mod this_domain;
@@ -68,4 +69,6 @@ pub enum Command {
     Coordinator(coordinator::CoordinatorArgs),
     #[command(name = "__state-anchor", hide = true)]
     StateAnchorNs(state_anchor_ns::StateAnchorNsArgs),
+    #[command(name = "__setup", hide = true)]
+    Setup(setup_then_exec::SetupArgs),
 }

@@ -46,6 +46,7 @@ pub struct RawProfile {
     pub network: Option<RawNetwork>,
     pub auto_approve: Option<Vec<RawRule>>,
     pub setup: Option<RawSetup>,
+    pub login: Option<super::login::RawLogin>,
     pub terminal: Option<RawTerminal>,
     pub activity: Option<RawActivity>,
     /// How long the Domain stays up after its last session (issue #18): "30s", "5m", or seconds.

@@ -18,6 +18,7 @@ pub mod host_paths;
 pub mod idle_stop;
 pub mod limits;
 pub mod linger;
+pub mod login;
 pub mod network;
 pub mod resolve;
 pub mod save;

@@ -1057,3 +1057,25 @@ fn trust_host_cas_is_on_unless_a_profile_or_its_parent_turns_it_off() {
     );
     assert!(load(&format!("{HEAD}trust_host_cas = \"no\"\n")).is_err());
 }
+
+#[test]
+fn login_ports_are_declared_by_codex_inherited_and_checked() {
+    let cfg = ok("[profiles.mine]\nextends = \"codex\"\n");
+    let login = get(&cfg, "mine").login.expect("codex's login");
+    assert_eq!(login.ports, vec![1455]);
+    assert_eq!(login.signed_in, PathBuf::from("/root/.codex/auth.json"));
+    assert!(
+        get(&cfg, "claude").login.is_none(),
+        "Claude Code needs no port"
+    );
+    err_at(
+        "[profiles.x]\n[profiles.x.login]\nports = [0]\nsigned_in = \"/root/a\"\n",
+        3,
+        &["login port 0", "1 to 65535"],
+    );
+    err_at(
+        "[profiles.x]\n[profiles.x.login]\nports = [1455]\nsigned_in = \"rel\"\n",
+        4,
+        &["signed_in"],
+    );
+}

@@ -236,6 +236,11 @@ pub fn profile(
         None => parent.and_then(|p| p.setup.clone()),
     };
 
+    let login = match &raw.login {
+        Some(l) => super::login::check(&mut c, l),
+        None => parent.and_then(|p| p.login.clone()),
+    };
+
     let isolate_ignored = raw
         .isolate_ignored
         .or(parent.map(|p| p.isolate_ignored))
@@ -300,6 +305,7 @@ pub fn profile(
         hide_editor_dirs,
         auto_approve,
         setup,
+        login,
         terminal,
         idle_after_secs,
         linger_secs,

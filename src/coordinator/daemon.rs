@@ -218,6 +218,16 @@ fn run(
             }
         });
     }
+    // The agent's sign-in callback ports, while it is not signed in (issue #32).
+    let stop_login = Arc::new(crate::wake::WakeFlag::new());
+    if let Some(login) = profile.login.clone() {
+        super::hosted::login_ports::spawn(
+            endpoint.host.clone(),
+            login,
+            runtime.sandbox_name(),
+            stop_login.clone(),
+        );
+    }
     // Host Escalation: the mailbox is read from the start of the first session on.
     let stop_escalations = Arc::new(crate::escalation::arrivals::Stop::new());
     let escalations = {
@@ -248,6 +258,7 @@ fn run(
     let _ = escalations.join();
     tracing::debug!(ms = t.elapsed().as_millis() as u64, "escalations stopped");
     // Published ports end before the network namespace they lead into.
+    stop_login.set();
     endpoint.host.stop_ports();
     // The last session's clients hear its exit before they hear the Domain shuts down.
     endpoint.host.wait_endings_told(Duration::from_secs(2));

@@ -16,9 +16,9 @@ const ALLOWED: &[(&str, &str)] = &[
          terminal",
     ),
     (
-        "src/profile_setup.rs",
-        "the setup command's output: the sandbox's bytes, through the passthrough filter to a \
-         terminal",
+        "src/profile_setup/display.rs",
+        "the setup's progress line, rewritten in place (its own carriage return and erase-line; \
+         every text escaped as a message)",
     ),
     (
         "src/cli/completions.rs",

@@ -10,6 +10,7 @@ pub mod concluded;
 pub mod endings;
 pub mod hangup;
 pub mod idle_stop;
+pub mod login_ports;
 pub mod net_allow;
 pub mod panel_feed;
 pub mod ports;
@@ -302,7 +303,14 @@ impl SessionHost {
         );
         let command = argv.clone();
         let spawned = tokio::task::spawn_blocking(move || {
-            crate::profile_setup::ensure(&me.spawn.domain, &me.spawn.profile, &sandbox)?;
+            // A setup still to run runs under the session's own terminal, its progress the
+            // pane's first screen (issue #32); the check is one quick exec.
+            let setup =
+                crate::profile_setup::Plan::of(&me.spawn.domain, &me.spawn.profile, &sandbox);
+            let setup = match setup {
+                Some(plan) if !plan.done()? => Some(plan),
+                _ => None,
+            };
             let req = crate::runtime::sandbox::ExecRequest {
                 command: command.clone(),
                 workdir: cwd,
@@ -311,6 +319,10 @@ impl SessionHost {
                 env: crate::escalation::mailbox::session_env(&me.spawn.domain.id, &sid, &anchor),
             };
             let (program, args) = me.spawn.session_command(&sandbox, &req);
+            let (program, args) = match &setup {
+                Some(plan) => crate::cli::setup_then_exec::wrap(plan, program, args)?,
+                None => (program, args),
+            };
             let spec = Spawn {
                 id: sid,
                 cli,

@@ -1,0 +1,105 @@
+//! The callback ports of an agent's sign-in (profile `[login]`, issue #32): while the agent is
+//! not signed in (its `signed_in` file is missing in the sandbox), each port is published on
+//! the same port of the host's 127.0.0.1, so the browser's redirect to
+//! `http://localhost:PORT/...` reaches the agent listening inside. Once the file exists (or
+//! the Domain stops) the publications end. A host port already taken is reported where
+//! failures are shown (`lazaret run`'s terminal, the TUI's Domain panel, `lazaret ps`) with
+//! what to run.
+
+use super::SessionHost;
+use crate::config::login::Login;
+use crate::runtime::podman::Podman;
+use crate::runtime::sandbox::{self, ExecRequest};
+use crate::wake::WakeFlag;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How often the sign-in's file is looked for.
+const POLL: Duration = Duration::from_secs(2);
+
+/// Whether `path` exists in the sandbox `sandbox` (None: it could not be asked).
+fn exists(sandbox: &str, path: &str) -> Option<bool> {
+    let args = sandbox::exec_args(
+        sandbox,
+        &ExecRequest {
+            command: vec!["test".into(), "-e".into(), path.into()],
+            workdir: "/".into(),
+            tty: false,
+            term: None,
+            env: Vec::new(),
+        },
+    );
+    let status = Podman::default()
+        .command(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .ok()?;
+    // `test` says 0 or 1; podman's own failures are 125 and up.
+    match status.code() {
+        Some(0) => Some(true),
+        Some(1) => Some(false),
+        _ => None,
+    }
+}
+
+/// What a failure to publish a sign-in port says.
+pub fn busy_message(profile: &str, port: u16, why: &str) -> String {
+    format!(
+        "the sign-in of profile {profile:?} redirects the browser to http://localhost:{port}/, \
+         which could not be published on the host's 127.0.0.1:{port}: {why}. Free the host's \
+         port {port} (`ss -ltnp 'sport = :{port}'` shows who holds it), then run `lazaret port \
+         publish {port} --profile {profile}` in this workspace before signing in (docs/agents.md)"
+    )
+}
+
+/// Watches the sign-in of the Domain's agent until it is signed in or `stop` is set.
+pub fn spawn(host: Arc<SessionHost>, login: Login, sandbox: String, stop: Arc<WakeFlag>) {
+    let profile = host.spawn.profile.name.clone();
+    let engine = host.engine.clone();
+    let signed_in = login.signed_in.display().to_string();
+    std::thread::spawn(move || {
+        if exists(&sandbox, &signed_in) != Some(false) {
+            return;
+        }
+        let mut published = Vec::new();
+        for &port in &login.ports {
+            match host.publish_port(port, port, std::net::Ipv4Addr::LOCALHOST) {
+                Ok(()) => published.push(port),
+                Err(e) => engine.report_failure(busy_message(&profile, port, &e)),
+            }
+        }
+        if published.is_empty() {
+            return;
+        }
+        tracing::info!(
+            ?published,
+            "sign-in callback ports published until signed in"
+        );
+        while !stop.is_set() {
+            stop.wait_with(None, POLL);
+            if stop.is_set() || exists(&sandbox, &signed_in) == Some(true) {
+                break;
+            }
+        }
+        for port in published {
+            let _ = host.unpublish_port(port);
+        }
+        tracing::info!("sign-in done or Domain stopping: callback ports unpublished");
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_busy_port_says_what_to_run() {
+        let m = super::busy_message("codex", 1455, "address in use");
+        assert!(
+            m.contains("lazaret port publish 1455 --profile codex"),
+            "{m}"
+        );
+        assert!(m.contains("127.0.0.1:1455"), "{m}");
+    }
+}
