@@ -717,6 +717,9 @@ except OSError as e:
 /// Mount points the sandbox may have: its own file systems, the workspace and its Git Sentry
 /// protections, the default profile's State Anchors, podman's files, and Lazaret's control
 /// mounts (Escalation Mailbox, Escalation Client and its clipboard-shim names).
+/// The image's system CA bundle, which a composed bundle covers when the host trusts more.
+const TRUST_BUNDLE: &str = "/etc/ssl/certs/ca-certificates.crt";
+
 const ALLOWED_MOUNTS: [&str; 25] = [
     "/",
     "/dev",
@@ -770,8 +773,9 @@ fn host_secrets_environment_and_paths_stay_outside() {
     );
     let script = format!(
         "find / \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o -name '{tag}*' -print 2>/dev/null; \
-         echo ---; env; echo ---; cut -d' ' -f5 /proc/self/mountinfo; echo ---; \
-         grep -c '{home}' /proc/self/mountinfo || true; echo ---; ls /proc/self/fd",
+         echo ---; env; echo ---; cut -d' ' -f5,6 /proc/self/mountinfo; echo ---; \
+         grep -c '{home}' /proc/self/mountinfo || true; echo ---; \
+         grep -c 'PRIVATE KEY' {TRUST_BUNDLE} || true; echo ---; ls /proc/self/fd",
         home = dev.home.display()
     );
     // Secrets in the CLI's environment must not reach the sandbox.
@@ -789,7 +793,7 @@ fn host_secrets_environment_and_paths_stay_outside() {
     assert_eq!(r.code, Some(0), "{r:?}");
     let stdout = r.stdout;
     let parts: Vec<&str> = stdout.split("---\n").collect();
-    assert_eq!(parts.len(), 5, "{stdout}");
+    assert_eq!(parts.len(), 6, "{stdout}");
     assert_eq!(parts[0], "", "host canaries found inside: {}", parts[0]);
     for secret in [
         "SSH_AUTH_SOCK",
@@ -817,11 +821,15 @@ fn host_secrets_environment_and_paths_stay_outside() {
             "{name} leaked into the sandbox"
         );
     }
-    for mount in parts[2].lines() {
-        let ok = ALLOWED_MOUNTS.contains(&mount) || mount.starts_with("/sys/fs/cgroup/");
+    for line in parts[2].lines() {
+        let (mount, options) = line.split_once(' ').unwrap_or((line, ""));
+        // The composed trust bundle (issue #32), present when the host has CAs the image lacks:
+        // a Lazaret-owned file, read-only, certificates only.
+        let trust = mount == TRUST_BUNDLE && options.split(',').any(|o| o == "ro");
+        let ok = trust || ALLOWED_MOUNTS.contains(&mount) || mount.starts_with("/sys/fs/cgroup/");
         assert!(
             ok,
-            "unexpected mount {mount:?} in the sandbox:\n{}",
+            "unexpected mount {line:?} in the sandbox:\n{}",
             parts[2]
         );
     }
@@ -830,8 +838,13 @@ fn host_secrets_environment_and_paths_stay_outside() {
         "0",
         "mountinfo names a host path under the home directory"
     );
+    assert_eq!(
+        parts[4].trim(),
+        "0",
+        "the sandbox's CA bundle holds a private key: only certificates may cross"
+    );
     // Only stdio and the directory `ls` itself opened: no descriptor leaked from the host.
-    let fds: Vec<&str> = parts[4].lines().collect();
+    let fds: Vec<&str> = parts[5].lines().collect();
     assert!(
         fds.len() <= 4 && fds.starts_with(&["0", "1", "2"]),
         "fds: {fds:?}"
