@@ -189,10 +189,20 @@ fn a_profiles_setup_runs_on_the_first_launch_only() {
         first.stdout, "ok\n",
         "setup output stays off stdout: {first:?}"
     );
+    // The first launch is announced with its log, where the setup's own output goes (issue
+    // #32: the terminal shows its phases and the end, the log keeps every line).
     assert!(
-        first.stderr.contains("installing-tool"),
+        first.stderr.contains("setup of profile \"withsetup\" done"),
         "progress shown: {first:?}"
     );
+    let log = first
+        .stderr
+        .split("its output: ")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .unwrap_or_else(|| panic!("the setup's log named: {first:?}"));
+    let logged = std::fs::read_to_string(log).unwrap_or_default();
+    assert!(logged.contains("installing-tool"), "{log}: {logged:?}");
     let second = ws.run(&["cat", "/opt/tool/ready"]);
     assert_eq!(second.code, Some(0), "{second:?}");
     assert!(!second.stderr.contains("installing-tool"), "{second:?}");
