@@ -77,7 +77,8 @@ fn codex_sign_in_port_is_published_until_signed_in() {
         "mkdir -p /root/.codex && echo '{}' > /root/.codex/auth.json",
     ]);
     assert_eq!(signed.code, Some(0), "{signed:?}");
-    let gone = wait_for(Duration::from_secs(10), || {
+    // The looks back off (2 s, 3 s, … up to 60 s): within the slowest look.
+    let gone = wait_for(Duration::from_secs(65), || {
         host_get(PORT, "/auth-callback.txt").is_none().then_some(())
     });
     assert!(

@@ -15,8 +15,17 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// How often the sign-in's file is looked for.
+/// How often the sign-in's file is looked for at first (a sign-in follows the start closely).
 const POLL: Duration = Duration::from_secs(2);
+/// The slowest look: each look is a `podman exec` (~0.1 s of CPU), and an agent signed in by
+/// an API key never writes the file, so the looks back off instead of costing an idle Domain
+/// a few per cent of a core for good (issue #18's idle budget).
+const POLL_MAX: Duration = Duration::from_secs(60);
+
+/// The wait after a look that waited `d`: half as long again, up to [`POLL_MAX`].
+fn next_poll(d: Duration) -> Duration {
+    (d + d / 2).min(POLL_MAX)
+}
 
 /// Whether `path` exists in the sandbox `sandbox` (None: it could not be asked).
 fn exists(sandbox: &str, path: &str) -> Option<bool> {
@@ -78,8 +87,10 @@ pub fn spawn(host: Arc<SessionHost>, login: Login, sandbox: String, stop: Arc<Wa
             ?published,
             "sign-in callback ports published until signed in"
         );
+        let mut poll = POLL;
         while !stop.is_set() {
-            stop.wait_with(None, POLL);
+            stop.wait_with(None, poll);
+            poll = next_poll(poll);
             if stop.is_set() || exists(&sandbox, &signed_in) == Some(true) {
                 break;
             }
@@ -93,6 +104,22 @@ pub fn spawn(host: Arc<SessionHost>, login: Login, sandbox: String, stop: Arc<Wa
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
+    #[test]
+    fn looks_back_off_to_a_minute() {
+        let mut d = super::POLL;
+        let mut waits = Vec::new();
+        for _ in 0..12 {
+            waits.push(d.as_secs_f64());
+            d = super::next_poll(d);
+        }
+        assert_eq!(waits[..3], [2.0, 3.0, 4.5]);
+        assert_eq!(d, Duration::from_secs(60));
+        // The first two minutes still look often enough for a sign-in's end to show soon.
+        assert!(waits.iter().take_while(|w| **w < 30.0).sum::<f64>() < 120.0);
+    }
+
     #[test]
     fn a_busy_port_says_what_to_run() {
         let m = super::busy_message("codex", 1455, "address in use");
