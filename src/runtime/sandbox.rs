@@ -133,3 +133,30 @@ pub fn exec_args(container: &str, req: &ExecRequest) -> Vec<String> {
     a.extend(req.command.iter().cloned());
     a
 }
+
+/// Whether `path` exists in the sandbox `container`, asked with `test -e` inside (`None`: it
+/// could not be asked — podman's own failures are 125 and up, `test` says only 0 or 1).
+pub fn path_exists(container: &str, path: &str) -> Option<bool> {
+    let args = exec_args(
+        container,
+        &ExecRequest {
+            command: vec!["test".into(), "-e".into(), path.into()],
+            workdir: "/".into(),
+            tty: false,
+            term: None,
+            env: Vec::new(),
+        },
+    );
+    let status = Podman::default()
+        .command(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .ok()?;
+    match status.code() {
+        Some(0) => Some(true),
+        Some(1) => Some(false),
+        _ => None,
+    }
+}

@@ -8,10 +8,8 @@
 
 use super::SessionHost;
 use crate::config::login::Login;
-use crate::runtime::podman::Podman;
-use crate::runtime::sandbox::{self, ExecRequest};
+use crate::runtime::sandbox;
 use crate::wake::WakeFlag;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -25,33 +23,6 @@ const POLL_MAX: Duration = Duration::from_secs(60);
 /// The wait after a look that waited `d`: half as long again, up to [`POLL_MAX`].
 fn next_poll(d: Duration) -> Duration {
     (d + d / 2).min(POLL_MAX)
-}
-
-/// Whether `path` exists in the sandbox `sandbox` (None: it could not be asked).
-fn exists(sandbox: &str, path: &str) -> Option<bool> {
-    let args = sandbox::exec_args(
-        sandbox,
-        &ExecRequest {
-            command: vec!["test".into(), "-e".into(), path.into()],
-            workdir: "/".into(),
-            tty: false,
-            term: None,
-            env: Vec::new(),
-        },
-    );
-    let status = Podman::default()
-        .command(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .ok()?;
-    // `test` says 0 or 1; podman's own failures are 125 and up.
-    match status.code() {
-        Some(0) => Some(true),
-        Some(1) => Some(false),
-        _ => None,
-    }
 }
 
 /// What a failure to publish a sign-in port says.
@@ -70,7 +41,7 @@ pub fn spawn(host: Arc<SessionHost>, login: Login, sandbox: String, stop: Arc<Wa
     let engine = host.engine.clone();
     let signed_in = login.signed_in.display().to_string();
     std::thread::spawn(move || {
-        if exists(&sandbox, &signed_in) != Some(false) {
+        if sandbox::path_exists(&sandbox, &signed_in) != Some(false) {
             return;
         }
         let mut published = Vec::new();
@@ -91,7 +62,7 @@ pub fn spawn(host: Arc<SessionHost>, login: Login, sandbox: String, stop: Arc<Wa
         while !stop.is_set() {
             stop.wait_with(None, poll);
             poll = next_poll(poll);
-            if stop.is_set() || exists(&sandbox, &signed_in) == Some(true) {
+            if stop.is_set() || sandbox::path_exists(&sandbox, &signed_in) == Some(true) {
                 break;
             }
         }
